@@ -1,0 +1,24 @@
+// normlab: the command-line front end. Subcommands live in apps/commands/ and register themselves.
+// Any std::exception that escapes a command is printed as "error: ..." with exit status 1.
+#include <algorithm>
+#include <exception>
+#include <iostream>
+
+#include "common/command_registry.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"normlab: a from-scratch C++ deep-learning framework for research on normalization layers"};
+  app.require_subcommand(1);
+  auto& cmds = nlapp::command_registry();
+  std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
+  for (auto& c : cmds) c.setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,22 @@
+# CUDA backend: built when nvcc is present (NORMLAB_CUDA=ON). Without it, normlab is CPU-only and
+# the CUDA tests skip. The ops' callers never change: the backend registers itself at start-up.
+include(CheckLanguage)
+set(NORMLAB_HAS_CUDA OFF)
+if(NORMLAB_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  file(GLOB_RECURSE NL_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/backends/cuda/*.cu
+                                                     ${CMAKE_CURRENT_SOURCE_DIR}/src/backends/cuda/*.cpp)
+  if(CMAKE_CUDA_COMPILER AND NL_CUDA_SOURCES)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    target_sources(normlab PRIVATE ${NL_CUDA_SOURCES})
+    target_link_libraries(normlab PUBLIC CUDA::cudart CUDA::cublas)
+    target_compile_definitions(normlab PUBLIC NORMLAB_WITH_CUDA=1)
+    set(NORMLAB_HAS_CUDA ON)
+  endif()
+endif()
+message(STATUS "normlab CUDA backend: ${NORMLAB_HAS_CUDA}")
