@@ -1,0 +1,107 @@
+#pragma once
+// Differentiable ops on Variables. Each records one Node (see tape.h) whose backward is defined in the
+// same .cpp file as its forward (autograd/functions/*.cpp). Shapes follow PyTorch's conventions.
+#include <vector>
+
+#include "autograd/tape.h"
+#include "autograd/variable.h"
+#include "tensor/ops.h"
+
+namespace nl {
+
+// ---- detach: a first-class node ----
+/// Same values, no gradient to `x`. Records a Detach node so Tape::dump shows where flow is cut.
+Variable detach(const Variable& x);
+
+// ---- elementwise (broadcasting; backward sums gradients back to each input's shape) ----
+Variable add(const Variable& a, const Variable& b);
+Variable sub(const Variable& a, const Variable& b);
+Variable mul(const Variable& a, const Variable& b);
+Variable div(const Variable& a, const Variable& b);
+Variable neg(const Variable& x);
+/// a * x + b for scalars a, b.
+Variable affine(const Variable& x, double a, double b);
+Variable pow(const Variable& x, double p);
+Variable exp(const Variable& x);
+Variable log(const Variable& x);
+Variable sqrt(const Variable& x);
+Variable rsqrt(const Variable& x);
+Variable tanh(const Variable& x);
+Variable sigmoid(const Variable& x);
+Variable relu(const Variable& x);
+Variable gelu(const Variable& x);
+Variable abs(const Variable& x);
+Variable square(const Variable& x);
+/// cond != 0 ? a : b (cond is a plain tensor; no gradient to it).
+Variable where(const Tensor& cond, const Variable& a, const Variable& b);
+/// `value` where mask != 0, else x (mask broadcast to x).
+Variable masked_fill(const Variable& x, const Tensor& mask, double value);
+
+Variable operator+(const Variable& a, const Variable& b);
+Variable operator-(const Variable& a, const Variable& b);
+Variable operator*(const Variable& a, const Variable& b);
+Variable operator/(const Variable& a, const Variable& b);
+Variable operator-(const Variable& x);
+Variable operator+(const Variable& x, double s);
+Variable operator-(const Variable& x, double s);
+Variable operator*(const Variable& x, double s);
+Variable operator/(const Variable& x, double s);
+Variable operator*(double s, const Variable& x);
+Variable operator+(double s, const Variable& x);
+Variable operator-(double s, const Variable& x);
+
+// ---- reductions ----
+Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// torch.var: sum((x - mean)^2) / (N - correction); gradient flows through the mean too.
+Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+/// Max along `dim`; the gradient goes to the (first) arg-max.
+Variable max(const Variable& x, int64_t dim, bool keepdim = false);
+
+// ---- linear algebra ----
+/// See nl::matmul(Tensor, Tensor) for the accepted shapes.
+Variable matmul(const Variable& a, const Variable& b);
+/// y = x W^T + b for x [..., in], W [out, in], b [out] (b may be undefined).
+Variable linear(const Variable& x, const Variable& w, const Variable& b);
+
+// ---- shape ----
+Variable reshape(const Variable& x, const Shape& shape);
+Variable transpose(const Variable& x, int64_t d0, int64_t d1);
+Variable permute(const Variable& x, const std::vector<int64_t>& dims);
+Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Variable expand(const Variable& x, const Shape& shape);
+Variable unsqueeze(const Variable& x, int64_t dim);
+Variable squeeze(const Variable& x, int64_t dim);
+Variable flatten(const Variable& x, int64_t start = 0, int64_t end = -1);
+Variable contiguous(const Variable& x);
+Variable cat(const std::vector<Variable>& xs, int64_t dim);
+Variable stack(const std::vector<Variable>& xs, int64_t dim);
+/// Entries of x along `dim` at a 1-d int64 index (repeats allowed; gradients add up).
+Variable index_select(const Variable& x, int64_t dim, const Tensor& index);
+/// table[ids]: table [V, D], ids int64 of any shape -> [*ids.shape, D].
+Variable embedding(const Variable& table, const Tensor& ids);
+
+// ---- nn functional ----
+Variable softmax(const Variable& x, int64_t dim = -1);
+Variable log_softmax(const Variable& x, int64_t dim = -1);
+/// Mean cross-entropy of logits [N, C] against int64 targets [N] over non-ignored rows, with label
+/// smoothing as in torch.nn.CrossEntropyLoss: (1-eps)*nll + eps*mean_c(-log p_c) (Szegedy et al. 2016).
+/// Throws on a target outside [0, C) that is not ignore_index. Returns 0 if every row is ignored.
+Variable cross_entropy(const Variable& logits, const Tensor& target, double label_smoothing = 0.0,
+                       int64_t ignore_index = -100);
+/// Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p) when
+/// `training`; identity otherwise. Throws if p is outside [0, 1).
+Variable dropout(const Variable& x, double p, bool training);
+/// 2-D convolution of x [N, C, H, W] with w [O, C, kh, kw] and bias b [O] (may be undefined) via
+/// im2col + GEMM. Throws on channel mismatch or an output smaller than 1x1.
+Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t stride = 1, int64_t padding = 0);
+/// Max pooling over kernel x kernel windows (stride defaults to kernel) on [N, C, H, W].
+Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0);
+
+/// Options of the fused LayerNorm-family op (see backends/backend.h NormKernelOpts).
+using LayerNormOptions = NormKernelOpts;
+/// Fused LayerNorm family over the last dim, no affine: y = (x - mu)/D with the closed-form backward of
+/// Xu et al. 2019 (appendix B). Returns y; the node also saves mean and 1/D.
+Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts);
+
+}  // namespace nl

@@ -1,0 +1,24 @@
+// detach: the first-class Detach node. Its backward sends nothing to its input; recording it on the
+// tape is what lets Tape::dump (and `normlab grad explain`) show where gradient flow is cut.
+#include "autograd/functions.h"
+
+namespace nl {
+
+Variable detach(const Variable& x) {
+  if (!grad_enabled() || !x.requires_grad()) return Variable(x.data());
+  auto n = std::make_shared<Node>();
+  n->name = "Detach";
+  n->is_detach = true;
+  n->inputs.push_back(x.impl());
+  n->out_shape = x.shape();
+  n->out_dtype = x.dtype();
+  n->backward = [](const Tensor&, const std::vector<bool>& needs) { return std::vector<Tensor>(needs.size()); };
+  Tape::current().record(n);
+  auto impl = std::make_shared<VariableImpl>();
+  impl->data = x.data();        // shares storage, like torch's detach()
+  impl->requires_grad = false;  // nothing downstream differentiates through it
+  impl->grad_fn = std::move(n); // kept so the tape shows where it came from
+  return Variable::from_impl(std::move(impl));
+}
+
+}  // namespace nl

@@ -1,0 +1,54 @@
+// Matrix products: matmul (with broadcast batch dims) and the fused linear layer y = x W^T + b.
+#include "autograd/functions.h"
+
+namespace nl {
+
+Variable matmul(const Variable& a, const Variable& b) {
+  Tensor x = a.data(), y = b.data();
+  return make_result(nl::matmul(x, y), "MatMul", {a, b},
+                     [x, y](const Tensor& g, const std::vector<bool>& n) {
+                       Tensor ga, gb;
+                       if (n[0]) ga = sum_to(nl::matmul(g, y.transpose(-1, -2)), x.shape());
+                       if (n[1]) {
+                         if (y.dim() == 2 && x.dim() > 2)  // fold a's batch into rows: one GEMM
+                           gb = nl::matmul(x.reshape({-1, x.size(-1)}).transpose(0, 1), g.reshape({-1, g.size(-1)}));
+                         else
+                           gb = sum_to(nl::matmul(x.transpose(-1, -2), g), y.shape());
+                       }
+                       return std::vector<Tensor>{ga, gb};
+                     },
+                     {saved(x, "input a"), saved(y, "input b")});
+}
+
+Variable linear(const Variable& x, const Variable& w, const Variable& b) {
+  if (w.dim() != 2 || x.size(-1) != w.size(1))
+    throw std::invalid_argument("linear: input " + shape_str(x.shape()) + " does not match weight " +
+                                shape_str(w.shape()) + " (expected [..., " + std::to_string(w.dim() == 2 ? w.size(1) : -1) +
+                                "])");
+  Tensor xv = x.data(), wv = w.data();
+  const int64_t in = w.size(1), out = w.size(0);
+  Tensor y = nl::matmul(xv.reshape({-1, in}), wv.transpose(0, 1));
+  if (b.defined()) {
+    if (b.shape() != Shape{out})
+      throw std::invalid_argument("linear: bias " + shape_str(b.shape()) + " should be [" + std::to_string(out) + "]");
+    binary_into(BinaryOp::Add, y, y, b.data().view({1, out}));
+  }
+  Shape os = xv.shape();
+  os.back() = out;
+  std::vector<Variable> inputs{x, w};
+  if (b.defined()) inputs.push_back(b);
+  const bool has_b = b.defined();
+  return make_result(y.view(os), "Linear", inputs,
+                     [xv, wv, in, out, has_b](const Tensor& g, const std::vector<bool>& n) {
+                       Tensor g2 = g.reshape({-1, out});
+                       Tensor x2 = xv.reshape({-1, in});
+                       std::vector<Tensor> r(has_b ? 3 : 2);
+                       if (n[0]) r[0] = nl::matmul(g2, wv).view(xv.shape());
+                       if (n[1]) r[1] = nl::matmul(g2.transpose(0, 1), x2);
+                       if (has_b && n[2]) r[2] = nl::sum(g2, {0});
+                       return r;
+                     },
+                     {saved(xv, "input x"), saved(wv, "weight")});
+}
+
+}  // namespace nl

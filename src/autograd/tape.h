@@ -1,0 +1,59 @@
+#pragma once
+// The tape: the thread-local, ordered record of differentiable ops. Every op that has an input
+// requiring grad appends one Node; `detach` appends a Detach node so the cut in gradient flow is
+// visible. backward() visits the nodes reachable from the loss in reverse recording order.
+// The tape holds weak references: nodes live as long as the variables that need them.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/node.h"
+
+namespace nl {
+
+class Tape {
+ public:
+  /// The calling thread's tape.
+  static Tape& current();
+  /// Appends a node (assigns its id).
+  void record(const std::shared_ptr<Node>& n);
+  /// Live nodes in recording order.
+  std::vector<std::shared_ptr<Node>> nodes() const;
+  /// Human-readable listing: one line per live node with its id, op, inputs (leaf names or node ids),
+  /// output shape; Detach nodes are marked "[detach: gradient stops here]".
+  std::string dump() const;
+  /// Forgets every node recorded so far (the nodes stay alive while variables reference them).
+  void clear();
+  /// Number of live nodes.
+  size_t size() const;
+
+ private:
+  std::vector<std::weak_ptr<Node>> nodes_;
+  int64_t next_id_ = 0;
+};
+
+/// True while recording is on for this thread (the default).
+bool grad_enabled();
+
+/// RAII: turns recording off for this thread (inference, optimizer updates), restoring on exit.
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+/// For op implementers: wraps `out` as the result of op `name`. If recording is on and any input
+/// requires grad, records a Node with `backward` (and the saved tensors in `saved`) and returns a
+/// non-leaf Variable; otherwise returns a plain Variable.
+Variable make_result(Tensor out, const char* name, const std::vector<Variable>& inputs, BackwardFn backward,
+                     std::vector<SavedTensor> saved = {}, std::string note = {});
+
+/// Saves a tensor for backward with its current version (use in make_result's `saved`).
+SavedTensor saved(const Tensor& t, std::string what);
+
+}  // namespace nl

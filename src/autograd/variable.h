@@ -1,0 +1,70 @@
+#pragma once
+// Variable: a Tensor value plus what reverse-mode autograd needs — an optional gradient, the Node
+// that produced it (none for leaves such as parameters) and `requires_grad`. Copies share state,
+// like torch.Tensor handles.
+#include <memory>
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace nl {
+
+struct Node;
+
+/// Shared state of a Variable (handles copy the pointer, not the tensor).
+struct VariableImpl {
+  Tensor data;
+  Tensor grad;                     ///< accumulated dL/d(data) for leaves; never modified in place
+  bool requires_grad = false;
+  std::shared_ptr<Node> grad_fn;   ///< producer on the tape; null for leaves
+  std::string name;                ///< optional label shown by Tape::dump (parameters get theirs)
+};
+
+class Variable {
+ public:
+  /// An undefined variable.
+  Variable() = default;
+  /// Wraps a tensor as a leaf; set requires_grad for parameters and inputs you differentiate.
+  explicit Variable(Tensor data, bool requires_grad = false, std::string name = {});
+
+  bool defined() const { return impl_ != nullptr; }
+  const Tensor& data() const;
+  /// Replaces the value in place (bumps the version; for optimizers and init, under NoGradGuard).
+  void set_data(const Tensor& t);
+  /// dL/d(this) after backward(); undefined if no gradient reached it.
+  const Tensor& grad() const;
+  void set_grad(const Tensor& g);
+  /// Drops the gradient (PyTorch's zero_grad(set_to_none=True)).
+  void zero_grad();
+  bool requires_grad() const { return impl_ && impl_->requires_grad; }
+  Variable& requires_grad_(bool on = true);
+  bool is_leaf() const { return !impl_ || !impl_->grad_fn; }
+  Node* grad_fn() const { return impl_ ? impl_->grad_fn.get() : nullptr; }
+  const std::string& name() const;
+  Variable& set_name(std::string n);
+
+  const Shape& shape() const { return data().shape(); }
+  int64_t size(int64_t d) const { return data().size(d); }
+  int dim() const { return data().dim(); }
+  int64_t numel() const { return data().numel(); }
+  DType dtype() const { return data().dtype(); }
+  Device device() const { return data().device(); }
+  double item() const { return data().item(); }
+
+  /// Reverse-mode pass from this variable. `grad` defaults to 1 for a one-element variable (otherwise
+  /// required, same shape). Frees saved tensors unless retain_graph; a second backward through the same
+  /// nodes then throws, naming the node. Throws if a saved tensor was modified in place.
+  void backward(const Tensor& grad = {}, bool retain_graph = false) const;
+
+  const std::shared_ptr<VariableImpl>& impl() const { return impl_; }
+  static Variable from_impl(std::shared_ptr<VariableImpl> impl) {
+    Variable v;
+    v.impl_ = std::move(impl);
+    return v;
+  }
+
+ private:
+  std::shared_ptr<VariableImpl> impl_;
+};
+
+}  // namespace nl

@@ -1,0 +1,52 @@
+#pragma once
+// The CPU backend: a caching allocator, OpenMP loops for elementwise ops and reductions, and
+// OpenBLAS (s/d)gemm for matrix products. BLAS is never called from inside an OpenMP region.
+#include "backends/backend.h"
+
+namespace nl {
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceType type() const override { return DeviceType::CPU; }
+  std::string name() const override { return "cpu (OpenBLAS + OpenMP)"; }
+
+  void* allocate(size_t nbytes, int device_index) override;
+  void deallocate(void* p, size_t nbytes, int device_index) override;
+  size_t bytes_cached() const override;
+  void copy_to_host(void* dst, const void* src, size_t nbytes) override;
+  void copy_from_host(void* dst, const void* src, size_t nbytes) override;
+
+  void fill(const Desc& out, double value) override;
+  void copy(const Desc& out, const Desc& in) override;
+  void unary(UnaryOp op, const Desc& out, const Desc& in, double a, double b) override;
+  void binary(BinaryOp op, const Desc& out, const Desc& x, const Desc& y) override;
+  void where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) override;
+  void random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) override;
+  void reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) override;
+  void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+            int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
+            int64_t ldc, int64_t strideC, int64_t batch) override;
+  void softmax(const Desc& out, const Desc& in, bool log) override;
+  void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
+  void im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) override;
+  void col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) override;
+  void maxpool2d(const Desc& out, const Desc& idx, const Desc& in, const Conv2dGeom& g) override;
+  void maxpool2d_backward(const Desc& gin, const Desc& gout, const Desc& idx, const Conv2dGeom& g) override;
+  void index_select_rows(const Desc& out, const Desc& table, const Desc& idx) override;
+  void index_add_rows(const Desc& table, const Desc& idx, const Desc& src) override;
+  void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
+                     int64_t ignore_index, double label_smoothing) override;
+  void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob, const Desc& target,
+                              int64_t ignore_index, double label_smoothing) override;
+  void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
+                  const NormKernelOpts& o) override;
+  void layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean, const Desc& rstd,
+                           const NormKernelOpts& o) override;
+  void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
+                 const AdamKernelOpts& o) override;
+};
+
+/// The process-wide CPU backend.
+CpuBackend& cpu_backend();
+
+}  // namespace nl

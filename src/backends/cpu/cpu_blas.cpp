@@ -1,0 +1,30 @@
+// Matrix products on OpenBLAS. Row-major (s/d)gemm; batched products loop over the batch and call
+// BLAS once per matrix (BLAS threads do the parallel work; never called inside an OpenMP region).
+#include <cblas.h>
+
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace nl {
+
+void CpuBackend::gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                      int64_t lda, int64_t sA, const void* B, int64_t ldb, int64_t sB, double beta, void* C,
+                      int64_t ldc, int64_t sC, int64_t batch) {
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  for (int64_t b = 0; b < batch; ++b) {
+    if (t == DType::Float32) {
+      cblas_sgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, (float)alpha, static_cast<const float*>(A) + b * sA,
+                  (int)lda, static_cast<const float*>(B) + b * sB, (int)ldb, (float)beta,
+                  static_cast<float*>(C) + b * sC, (int)ldc);
+    } else if (t == DType::Float64) {
+      cblas_dgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, alpha, static_cast<const double*>(A) + b * sA,
+                  (int)lda, static_cast<const double*>(B) + b * sB, (int)ldb, beta,
+                  static_cast<double*>(C) + b * sC, (int)ldc);
+    } else {
+      throw std::invalid_argument("matmul: int64 tensors are not supported (convert to float32 first)");
+    }
+  }
+}
+
+}  // namespace nl

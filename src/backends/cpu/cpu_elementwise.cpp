@@ -1,0 +1,216 @@
+// CPU elementwise kernels: fill, copy/cast, unary, binary, where and counter-based random fills.
+#include <cmath>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/strided.h"
+
+namespace nl {
+using cpu::for_each_row;
+
+namespace {
+template <typename T>
+inline T unary_apply(UnaryOp op, T x, double a, double b) {
+  using std::exp, std::log, std::sqrt, std::tanh, std::abs, std::pow, std::erf;
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case UnaryOp::Neg: return -x;
+      case UnaryOp::Exp: return exp(x);
+      case UnaryOp::Log: return log(x);
+      case UnaryOp::Sqrt: return sqrt(x);
+      case UnaryOp::Rsqrt: return T(1) / sqrt(x);
+      case UnaryOp::Tanh: return tanh(x);
+      case UnaryOp::Sigmoid: return T(1) / (T(1) + exp(-x));
+      case UnaryOp::Relu: return x > T(0) ? x : T(0);
+      case UnaryOp::Gelu: return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2)));
+      case UnaryOp::GeluGrad: {
+        T cdf = T(0.5) * (T(1) + erf(x * T(M_SQRT1_2)));
+        T pdf = exp(T(-0.5) * x * x) * T(0.3989422804014327);
+        return cdf + x * pdf;
+      }
+      case UnaryOp::Abs: return abs(x);
+      case UnaryOp::Square: return x * x;
+      case UnaryOp::Reciprocal: return T(1) / x;
+      case UnaryOp::Sign: return T((x > T(0)) - (x < T(0)));
+      case UnaryOp::PowScalar: return a == 2.0 ? x * x : (a == 0.5 ? sqrt(x) : T(pow(x, T(a))));
+      case UnaryOp::Affine: return T(a) * x + T(b);
+      case UnaryOp::ClampMin: return x < T(a) ? T(a) : x;
+      case UnaryOp::ClampMax: return x > T(a) ? T(a) : x;
+      case UnaryOp::GtScalar: return x > T(a) ? T(1) : T(0);
+    }
+  } else {
+    switch (op) {
+      case UnaryOp::Neg: return -x;
+      case UnaryOp::Abs: return x < 0 ? -x : x;
+      case UnaryOp::Square: return x * x;
+      case UnaryOp::Sign: return T((x > 0) - (x < 0));
+      case UnaryOp::Relu: return x > 0 ? x : 0;
+      case UnaryOp::Affine: return T(a * double(x) + b);
+      case UnaryOp::ClampMin: return x < T(a) ? T(a) : x;
+      case UnaryOp::ClampMax: return x > T(a) ? T(a) : x;
+      case UnaryOp::GtScalar: return double(x) > a ? 1 : 0;
+      default: throw std::invalid_argument("unary op not defined for int64 tensors");
+    }
+  }
+  return x;
+}
+
+template <typename T>
+inline T binary_apply(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Div: return x / y;
+    case BinaryOp::Pow: return T(std::pow(x, y));
+    case BinaryOp::Maximum: return x > y ? x : y;
+    case BinaryOp::Minimum: return x < y ? x : y;
+    case BinaryOp::Eq: return x == y;
+    case BinaryOp::Ne: return x != y;
+    case BinaryOp::Gt: return x > y;
+    case BinaryOp::Ge: return x >= y;
+    case BinaryOp::Lt: return x < y;
+    case BinaryOp::Le: return x <= y;
+  }
+  return x;
+}
+
+inline uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+// Uniform double in (0, 1) for counter `i` of stream `seed`.
+inline double uniform01(uint64_t seed, uint64_t i) {
+  uint64_t r = splitmix64(splitmix64(seed) ^ (i * 0xD1B54A32D192ED03ull));
+  return ((r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+}  // namespace
+
+void CpuBackend::fill(const Desc& out, double value) {
+  const Desc* ops[1] = {&out};
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T v = static_cast<T>(value);
+    for_each_row<1>(ops, [&](int64_t n, char** p, const int64_t* s) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = v;
+    });
+  });
+}
+
+void CpuBackend::copy(const Desc& out, const Desc& in) {
+  const Desc* ops[2] = {&out, &in};
+  dispatch_dtype(out.dtype, [&](auto to) {
+    using TO = decltype(to);
+    dispatch_dtype(in.dtype, [&](auto ti) {
+      using TI = decltype(ti);
+      for_each_row<2>(ops, [&](int64_t n, char** p, const int64_t* s) {
+        TO* o = reinterpret_cast<TO*>(p[0]);
+        const TI* x = reinterpret_cast<const TI*>(p[1]);
+        if (s[0] == 1 && s[1] == 1) {
+          for (int64_t i = 0; i < n; ++i) o[i] = static_cast<TO>(x[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[i * s[0]] = static_cast<TO>(x[i * s[1]]);
+        }
+      });
+    });
+  });
+}
+
+void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, double b) {
+  const Desc* ops[2] = {&out, &in};
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for_each_row<2>(ops, [&](int64_t n, char** p, const int64_t* s) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* x = reinterpret_cast<const T*>(p[1]);
+      if (s[0] == 1 && s[1] == 1) {
+        switch (op) {  // hot cases written out so the compiler vectorises them
+          case UnaryOp::Relu:
+            for (int64_t i = 0; i < n; ++i) o[i] = x[i] > T(0) ? x[i] : T(0);
+            return;
+          case UnaryOp::Affine:
+            for (int64_t i = 0; i < n; ++i) o[i] = T(a) * x[i] + T(b);
+            return;
+          case UnaryOp::Square:
+            for (int64_t i = 0; i < n; ++i) o[i] = x[i] * x[i];
+            return;
+          default:
+            for (int64_t i = 0; i < n; ++i) o[i] = unary_apply<T>(op, x[i], a, b);
+            return;
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = unary_apply<T>(op, x[i * s[1]], a, b);
+    });
+  });
+}
+
+void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc& y) {
+  const Desc* ops[3] = {&out, &x, &y};
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for_each_row<3>(ops, [&](int64_t n, char** p, const int64_t* s) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* a = reinterpret_cast<const T*>(p[1]);
+      const T* b = reinterpret_cast<const T*>(p[2]);
+      if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+        switch (op) {
+          case BinaryOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i]; return;
+          case BinaryOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - b[i]; return;
+          case BinaryOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i]; return;
+          case BinaryOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i]; return;
+          default: for (int64_t i = 0; i < n; ++i) o[i] = binary_apply<T>(op, a[i], b[i]); return;
+        }
+      }
+      if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+        const T bv = b[0];
+        switch (op) {
+          case BinaryOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a[i] + bv; return;
+          case BinaryOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * bv; return;
+          default: for (int64_t i = 0; i < n; ++i) o[i] = binary_apply<T>(op, a[i], bv); return;
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = binary_apply<T>(op, a[i * s[1]], b[i * s[2]]);
+    });
+  });
+}
+
+void CpuBackend::where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) {
+  const Desc* ops[4] = {&out, &cond, &x, &y};
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    dispatch_dtype(cond.dtype, [&](auto ctag) {
+      using C = decltype(ctag);
+      for_each_row<4>(ops, [&](int64_t n, char** p, const int64_t* s) {
+        T* o = reinterpret_cast<T*>(p[0]);
+        const C* c = reinterpret_cast<const C*>(p[1]);
+        const T* a = reinterpret_cast<const T*>(p[2]);
+        const T* b = reinterpret_cast<const T*>(p[3]);
+        for (int64_t i = 0; i < n; ++i) o[i * s[0]] = c[i * s[1]] != C(0) ? a[i * s[2]] : b[i * s[3]];
+      });
+    });
+  });
+}
+
+void CpuBackend::random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) {
+  if (!out.contiguous()) throw std::invalid_argument("random: output must be contiguous");
+  dispatch_floating(out.dtype, "random", [&](auto tag) {
+    using T = decltype(tag);
+    T* o = static_cast<T*>(out.data);
+    const int64_t n = out.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t c = offset + (uint64_t)i;
+      if (normal) {  // Box-Muller on two independent uniforms of this counter
+        double u1 = uniform01(seed, 2 * c), u2 = uniform01(seed ^ 0x5851F42D4C957F2Dull, 2 * c + 1);
+        o[i] = T(lo + hi * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+      } else {
+        o[i] = T(lo + (hi - lo) * uniform01(seed, c));
+      }
+    }
+  });
+}
+
+}  // namespace nl

@@ -1,0 +1,156 @@
+// CPU kernels for softmax, fused cross-entropy (with label smoothing and ignore_index) and
+// embedding-style row gathers/scatters. All take contiguous row-major inputs.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+
+namespace nl {
+namespace {
+inline int64_t rows_of(const Desc& d) { return d.ndim ? d.numel() / d.shape[d.ndim - 1] : 1; }
+inline int64_t cols_of(const Desc& d) { return d.ndim ? d.shape[d.ndim - 1] : 1; }
+}  // namespace
+
+void CpuBackend::softmax(const Desc& out, const Desc& in, bool log) {
+  const int64_t R = rows_of(in), C = cols_of(in);
+  dispatch_floating(in.dtype, "softmax", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in.data);
+    T* y = static_cast<T*>(out.data);
+#pragma omp parallel for schedule(static) if (R * C >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      const T* xr = x + r * C;
+      T* yr = y + r * C;
+      T m = xr[0];
+      for (int64_t c = 1; c < C; ++c) m = xr[c] > m ? xr[c] : m;
+      double s = 0;
+      for (int64_t c = 0; c < C; ++c) s += std::exp((double)(xr[c] - m));
+      if (log) {
+        const T ls = T(std::log(s));
+        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] - m - ls;
+      } else {
+        const T inv = T(1.0 / s);
+        for (int64_t c = 0; c < C; ++c) yr[c] = std::exp(xr[c] - m) * inv;
+      }
+    }
+  });
+}
+
+void CpuBackend::softmax_backward(const Desc& gin, const Desc& gout, const Desc& yd, bool log) {
+  const int64_t R = rows_of(yd), C = cols_of(yd);
+  dispatch_floating(yd.dtype, "softmax backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* y = static_cast<const T*>(yd.data);
+    const T* gy = static_cast<const T*>(gout.data);
+    T* gx = static_cast<T*>(gin.data);
+#pragma omp parallel for schedule(static) if (R * C >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      const T *yr = y + r * C, *gr = gy + r * C;
+      T* o = gx + r * C;
+      double s = 0;
+      if (log) {  // dx = g - softmax * sum(g)
+        for (int64_t c = 0; c < C; ++c) s += gr[c];
+        for (int64_t c = 0; c < C; ++c) o[c] = gr[c] - std::exp(yr[c]) * T(s);
+      } else {  // dx = y * (g - sum(g*y))
+        for (int64_t c = 0; c < C; ++c) s += (double)gr[c] * yr[c];
+        for (int64_t c = 0; c < C; ++c) o[c] = yr[c] * (gr[c] - T(s));
+      }
+    }
+  });
+}
+
+void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Desc& idx) {
+  const int64_t V = table.shape[0], D = table.numel() / std::max<int64_t>(V, 1), n = idx.numel();
+  const int64_t* ix = static_cast<const int64_t*>(idx.data);
+  for (int64_t i = 0; i < n; ++i)
+    if (ix[i] < 0 || ix[i] >= V)
+      throw std::out_of_range("index " + std::to_string(ix[i]) + " out of range for a table of " +
+                              std::to_string(V) + " rows");
+  dispatch_dtype(table.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* t = static_cast<const T*>(table.data);
+    T* o = static_cast<T*>(out.data);
+#pragma omp parallel for schedule(static) if (n * D >= kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t d = 0; d < D; ++d) o[i * D + d] = t[ix[i] * D + d];
+  });
+}
+
+void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& src) {
+  const int64_t V = table.shape[0], D = table.numel() / std::max<int64_t>(V, 1), n = idx.numel();
+  const int64_t* ix = static_cast<const int64_t*>(idx.data);
+  dispatch_dtype(table.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* t = static_cast<T*>(table.data);
+    const T* s = static_cast<const T*>(src.data);
+    for (int64_t i = 0; i < n; ++i)  // serial: rows may repeat
+      for (int64_t d = 0; d < D; ++d) t[ix[i] * D + d] += s[i * D + d];
+  });
+}
+
+void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
+                               int64_t ignore_index, double eps) {
+  const int64_t N = rows_of(logits), C = cols_of(logits);
+  const int64_t* tg = static_cast<const int64_t*>(target.data);
+  for (int64_t i = 0; i < N; ++i)
+    if (tg[i] != ignore_index && (tg[i] < 0 || tg[i] >= C))
+      throw std::out_of_range("cross_entropy: target " + std::to_string(tg[i]) + " at row " + std::to_string(i) +
+                              " is outside [0, " + std::to_string(C) + ")");
+  dispatch_floating(logits.dtype, "cross_entropy", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(logits.data);
+    T* p = static_cast<T*>(prob.data);
+    T* l = static_cast<T*>(loss.data);
+#pragma omp parallel for schedule(static) if (N * C >= kParallelGrain)
+    for (int64_t i = 0; i < N; ++i) {
+      const T* xr = x + i * C;
+      T* pr = p + i * C;
+      T m = xr[0];
+      for (int64_t c = 1; c < C; ++c) m = xr[c] > m ? xr[c] : m;
+      double s = 0, sum_x = 0;
+      for (int64_t c = 0; c < C; ++c) {
+        s += std::exp((double)(xr[c] - m));
+        sum_x += (double)xr[c];
+      }
+      const double lse = (double)m + std::log(s);
+      const T inv = T(1.0 / s);
+      for (int64_t c = 0; c < C; ++c) pr[c] = std::exp(xr[c] - m) * inv;
+      if (tg[i] == ignore_index) {
+        l[i] = T(0);
+        continue;
+      }
+      const double nll = lse - (double)xr[tg[i]];
+      const double smooth = lse - sum_x / (double)C;  // mean over classes of -log p_c
+      l[i] = T((1.0 - eps) * nll + eps * smooth);
+    }
+  });
+}
+
+void CpuBackend::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
+                                        const Desc& target, int64_t ignore_index, double eps) {
+  const int64_t N = rows_of(prob), C = cols_of(prob);
+  const int64_t* tg = static_cast<const int64_t*>(target.data);
+  dispatch_floating(prob.dtype, "cross_entropy backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(prob.data);
+    const T* gl = static_cast<const T*>(gloss.data);
+    T* g = static_cast<T*>(glogits.data);
+    const T off = T(eps / (double)C);
+#pragma omp parallel for schedule(static) if (N * C >= kParallelGrain)
+    for (int64_t i = 0; i < N; ++i) {
+      T* gr = g + i * C;
+      if (tg[i] == ignore_index) {
+        for (int64_t c = 0; c < C; ++c) gr[c] = T(0);
+        continue;
+      }
+      const T s = gl[i];
+      const T* pr = p + i * C;
+      for (int64_t c = 0; c < C; ++c) gr[c] = s * (pr[c] - off);
+      gr[tg[i]] -= s * T(1.0 - eps);
+    }
+  });
+}
+
+}  // namespace nl

@@ -1,0 +1,81 @@
+// Fused LayerNorm-family kernel (Xu et al. 2019): forward y = (x - mu) / D over the last dim, and the
+// closed-form backward of appendix B. With g = dL/dy, d = x - mu, S = sum_i g_i d_i, n_v = H (biased)
+// or H - 1 (unbiased), s' = dD/dvar * 2 (D for eps inside the sqrt, sqrt(var) for eps added to std):
+//   dL/dx_j = (g_j - [grad through mean] * mean(g)) / D - [grad through std] * d_j * S / (n_v * s' * D^2)
+// which is W1 g (LayerNorm-simple), W2 g (detach-mean), W3 g (detach-variance) or g / D (DetachNorm).
+#include <cmath>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+
+namespace nl {
+
+void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
+                            const NormKernelOpts& o) {
+  const int64_t H = x.shape[x.ndim - 1], R = x.numel() / H;
+  const double nv = o.unbiased ? (double)(H - 1) : (double)H;
+  dispatch_floating(x.dtype, "layer_norm", [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = static_cast<const T*>(x.data);
+    T* yp = static_cast<T*>(y.data);
+    T* mp = static_cast<T*>(mean.data);
+    T* rp = static_cast<T*>(rstd.data);
+#pragma omp parallel for schedule(static) if (R * H >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      const T* xr = xp + r * H;
+      double mu = 0;
+      if (o.center) {
+        for (int64_t i = 0; i < H; ++i) mu += xr[i];
+        mu /= (double)H;
+      }
+      double ss = 0;
+      for (int64_t i = 0; i < H; ++i) {
+        double d = xr[i] - mu;
+        ss += d * d;
+      }
+      const double var = ss / nv;
+      const double D = o.eps_inside ? std::sqrt(var + o.eps) : std::sqrt(var) + o.eps;
+      const T inv = T(1.0 / D), m = T(mu);
+      T* yr = yp + r * H;
+      for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv;
+      mp[r] = m;
+      rp[r] = inv;
+    }
+  });
+}
+
+void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean,
+                                     const Desc& rstd, const NormKernelOpts& o) {
+  const int64_t H = x.shape[x.ndim - 1], R = x.numel() / H;
+  const double nv = o.unbiased ? (double)(H - 1) : (double)H;
+  const bool through_mean = o.center && !o.detach_mean;
+  dispatch_floating(x.dtype, "layer_norm backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = static_cast<const T*>(x.data);
+    const T* gp = static_cast<const T*>(gy.data);
+    const T* mp = static_cast<const T*>(mean.data);
+    const T* rp = static_cast<const T*>(rstd.data);
+    T* op = static_cast<T*>(gx.data);
+#pragma omp parallel for schedule(static) if (R * H >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      const T *xr = xp + r * H, *gr = gp + r * H;
+      T* out = op + r * H;
+      const double mu = mp[r], inv = rp[r], D = 1.0 / inv;
+      double gsum = 0, S = 0;
+      for (int64_t i = 0; i < H; ++i) {
+        gsum += gr[i];
+        S += (double)gr[i] * ((double)xr[i] - mu);
+      }
+      const double gbar = through_mean ? gsum / (double)H : 0.0;
+      double coef = 0;  // multiplies d_j in the std term
+      if (!o.detach_std) {
+        const double sprime = o.eps_inside ? D : D - o.eps;
+        coef = sprime > 0 ? S / (nv * sprime * D * D) : 0.0;
+      }
+      for (int64_t j = 0; j < H; ++j)
+        out[j] = T(((double)gr[j] - gbar) * inv - coef * ((double)xr[j] - mu));
+    }
+  });
+}
+
+}  // namespace nl

@@ -1,0 +1,84 @@
+// CPU reductions over the trailing dims of a strided view (sum, mean, max, min, argmax).
+// Sums accumulate in double. Rows (outputs) are split across OpenMP threads.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+
+namespace nl {
+
+void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) {
+  const int nouter = in.ndim - nreduce;
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < nouter; ++i) outer *= in.shape[i];
+  for (int i = nouter; i < in.ndim; ++i) inner *= in.shape[i];
+  if (inner == 0 && (op == ReduceOp::Max || op == ReduceOp::Min || op == ReduceOp::ArgMax))
+    throw std::invalid_argument("max/min/argmax over an empty dimension");
+  // Inner dims coalesced into one stride when possible.
+  bool inner_flat = true;
+  int64_t inner_stride = nreduce ? in.strides[in.ndim - 1] : 1;
+  {
+    int64_t expect = inner_stride;
+    for (int i = in.ndim - 1; i >= nouter; --i) {
+      if (in.shape[i] != 1 && in.strides[i] != expect) inner_flat = false;
+      expect = in.strides[i] * in.shape[i];
+    }
+  }
+  dispatch_dtype(in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in.data);
+    auto offset_of = [&](int64_t o, int from, int to) {
+      int64_t off = 0;
+      for (int d = to - 1; d >= from; --d) {
+        off += (o % in.shape[d]) * in.strides[d];
+        o /= in.shape[d];
+      }
+      return off;
+    };
+#pragma omp parallel for schedule(static) if (outer * inner >= kParallelGrain && outer > 1)
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* base = x + offset_of(o, 0, nouter);
+      auto at = [&](int64_t i) -> T {
+        return inner_flat ? base[i * inner_stride] : base[offset_of(i, nouter, in.ndim)];
+      };
+      switch (op) {
+        case ReduceOp::Sum:
+        case ReduceOp::Mean: {
+          double acc = 0;
+          if (inner_flat && inner_stride == 1)
+            for (int64_t i = 0; i < inner; ++i) acc += (double)base[i];
+          else
+            for (int64_t i = 0; i < inner; ++i) acc += (double)at(i);
+          if (op == ReduceOp::Mean) acc /= (double)inner;
+          static_cast<T*>(out.data)[o] = static_cast<T>(acc);
+          break;
+        }
+        case ReduceOp::Max:
+        case ReduceOp::Min:
+        case ReduceOp::ArgMax: {
+          T best = at(0);
+          int64_t bi = 0;
+          const bool mx = op != ReduceOp::Min;
+          for (int64_t i = 1; i < inner; ++i) {
+            T v = at(i);
+            bool better = mx ? (v > best) : (v < best);
+            if constexpr (std::is_floating_point_v<T>) better = better || (std::isnan(v) && !std::isnan(best));
+            if (better) {
+              best = v;
+              bi = i;
+            }
+          }
+          if (op == ReduceOp::ArgMax)
+            static_cast<int64_t*>(out.data)[o] = bi;
+          else
+            static_cast<T*>(out.data)[o] = best;
+          break;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace nl

@@ -1,0 +1,104 @@
+#pragma once
+// Tensor compute ops (no autograd). Each dispatches to the backend of its inputs' device. Binary ops
+// broadcast per NumPy/PyTorch rules; mixing dtypes or devices is an error naming both. Results are new
+// contiguous tensors. Differentiable versions of these live in autograd/functions.h.
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace nl {
+
+// ---- elementwise binary (broadcasting) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+/// Comparisons return 1/0 in the inputs' dtype.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+/// Backend-level binary op with an explicit output (out must have the broadcast shape).
+void binary_into(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b);
+
+// ---- elementwise unary ----
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+/// GELU with the exact erf form (PyTorch's default), and its derivative.
+Tensor gelu(const Tensor& x);
+Tensor gelu_grad(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor pow(const Tensor& x, double p);
+/// a * x + b.
+Tensor affine(const Tensor& x, double a, double b);
+Tensor clamp_min(const Tensor& x, double lo);
+Tensor clamp_max(const Tensor& x, double hi);
+/// 1 where x > v else 0.
+Tensor gt(const Tensor& x, double v);
+/// cond != 0 ? a : b (broadcasting; a and b same dtype).
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// x with `value` where mask != 0 (mask broadcast to x).
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+Tensor unary(UnaryOp op, const Tensor& x, double a = 0, double b = 0);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, double s);
+Tensor operator-(const Tensor& a, double s);
+Tensor operator*(const Tensor& a, double s);
+Tensor operator/(const Tensor& a, double s);
+Tensor operator*(double s, const Tensor& a);
+Tensor operator+(double s, const Tensor& a);
+
+// ---- reductions ----
+/// Sum over `dims` (empty = all dims); keepdim keeps them as size 1.
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Variance over `dims` with `correction` (0: biased 1/N, 1: unbiased 1/(N-1)), as torch.var.
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+Tensor max(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor min(const Tensor& x, int64_t dim, bool keepdim = false);
+/// int64 indices of the maximum along `dim` (first occurrence).
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+/// Sums a broadcast result back to `shape` (the adjoint of expand).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim);
+
+// ---- linear algebra ----
+/// Matrix product: [M,K]@[K,N], or batched [...,M,K]@[...,K,N] with broadcast batch dims, or
+/// [...,M,K]@[K,N]. 1-d operands are not supported (unsqueeze first).
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- shape and indexing ----
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
+/// Rows of `x` (along dim) at int64 `index` (1-d).
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+/// table[ids] for table [V, D] and int64 ids of any shape: result [*ids.shape, D].
+Tensor embedding(const Tensor& table, const Tensor& ids);
+
+// ---- nn ----
+Tensor softmax(const Tensor& x, int64_t dim = -1);
+Tensor log_softmax(const Tensor& x, int64_t dim = -1);
+
+/// Throws std::invalid_argument naming `op` if a and b differ in dtype or device.
+void check_same(const Tensor& a, const Tensor& b, const char* op);
+
+}  // namespace nl

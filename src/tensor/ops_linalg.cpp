@@ -1,0 +1,87 @@
+#include <stdexcept>
+
+#include "tensor/ops.h"
+
+namespace nl {
+
+namespace {
+// A matrix operand as BLAS sees it: data, whether to transpose, leading dim, and batch stride.
+struct GemmOperand {
+  Tensor t;
+  bool trans = false;
+  int64_t ld = 0, batch_stride = 0;
+};
+
+// Rows/cols are the last two dims; batch dims (if any) must be already flattened to one.
+GemmOperand as_operand(const Tensor& x) {
+  const int nd = x.dim();
+  const int64_t r = x.size(-2), c = x.size(-1);
+  auto fits = [&](const Tensor& t, bool& trans, int64_t& ld) {
+    const auto& st = t.strides();
+    if ((st[nd - 1] == 1 || c == 1) && st[nd - 2] >= std::max<int64_t>(c, 1)) {
+      trans = false;
+      ld = st[nd - 2] ? st[nd - 2] : c;
+      return true;
+    }
+    if ((st[nd - 2] == 1 || r == 1) && st[nd - 1] >= std::max<int64_t>(r, 1)) {
+      trans = true;
+      ld = st[nd - 1] ? st[nd - 1] : r;
+      return true;
+    }
+    return false;
+  };
+  GemmOperand op;
+  op.t = x;
+  if (!fits(x, op.trans, op.ld) || (nd == 3 && x.size(0) > 1 && x.strides()[0] == 0)) {
+    op.t = x.contiguous();
+    op.trans = false;
+    op.ld = c;
+  }
+  op.batch_stride = nd == 3 ? op.t.strides()[0] : 0;
+  return op;
+}
+
+void* raw(const Tensor& t) { return t.desc().data; }
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_same(a, b, "matmul");
+  if (a.dim() < 2 || b.dim() < 2)
+    throw std::invalid_argument("matmul: needs operands of at least 2 dims, got " + shape_str(a.shape()) + " and " +
+                                shape_str(b.shape()) + " (unsqueeze vectors first)");
+  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  if (b.size(-2) != K)
+    throw std::invalid_argument("matmul: inner dims differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  Backend& be = backend_for(a.device().type);
+  if (b.dim() == 2) {
+    // [..., M, K] @ [K, N]: fold the batch into rows when a's rows are evenly strided.
+    Shape lead(a.shape().begin(), a.shape().end() - 2);
+    Tensor a2 = a.dim() == 2 ? a : a.reshape({-1, K});
+    GemmOperand A = as_operand(a2), B = as_operand(b);
+    const int64_t rows = a2.size(0);
+    Tensor out = Tensor::empty({rows, N}, a.dtype(), a.device());
+    if (rows && N)
+      be.gemm(a.dtype(), A.trans, B.trans, rows, N, K, 1.0, raw(A.t), A.ld, 0, raw(B.t), B.ld, 0, 0.0, raw(out), N, 0, 1);
+    lead.push_back(M);
+    lead.push_back(N);
+    return out.view(lead);
+  }
+  // Batched with broadcast batch dims.
+  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb, "matmul (batch dims)");
+  const int64_t nb = shape_numel(batch);
+  Shape ea = batch, eb = batch;
+  ea.insert(ea.end(), {M, K});
+  eb.insert(eb.end(), {K, N});
+  Tensor a3 = a.expand(ea).reshape({nb, M, K}), b3 = b.expand(eb).reshape({nb, K, N});
+  GemmOperand A = as_operand(a3), B = as_operand(b3);
+  Tensor out = Tensor::empty({nb, M, N}, a.dtype(), a.device());
+  if (nb && M && N)
+    be.gemm(a.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, A.batch_stride, raw(B.t), B.ld,
+            B.batch_stride, 0.0, raw(out), N, M * N, nb);
+  Shape os = batch;
+  os.insert(os.end(), {M, N});
+  return out.view(os);
+}
+
+}  // namespace nl

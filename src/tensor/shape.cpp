@@ -1,0 +1,77 @@
+#include "tensor/shape.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "tensor/device.h"
+#include "tensor/dtype.h"
+
+namespace nl {
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+Strides contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (int i = (int)s.size() - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream o;
+  o << "[";
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  o << "]";
+  return o.str();
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw std::invalid_argument(std::string(op) + ": shapes " + shape_str(a) + " and " + shape_str(b) +
+                                  " cannot be broadcast (dim " + std::to_string(i) + ": " +
+                                  std::to_string(da) + " vs " + std::to_string(db) + ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t d = dim < 0 ? dim + ndim : dim;
+  if (d < 0 || d >= std::max<int64_t>(ndim, 1))
+    throw std::out_of_range(std::string(op) + ": dim " + std::to_string(dim) + " out of range for a " +
+                            std::to_string(ndim) + "-d tensor");
+  return (int)d;
+}
+
+DType parse_dtype(const std::string& s) {
+  if (s == "float32" || s == "f32" || s == "float") return DType::Float32;
+  if (s == "float64" || s == "f64" || s == "double") return DType::Float64;
+  if (s == "int64" || s == "i64" || s == "long") return DType::Int64;
+  throw std::invalid_argument("unknown dtype '" + s + "' (use float32, float64 or int64)");
+}
+
+Device parse_device(const std::string& s) {
+  if (s == "cpu") return Device::cpu();
+  if (s == "cuda") return Device::cuda(0);
+  if (s.rfind("cuda:", 0) == 0) {
+    try {
+      return Device::cuda(std::stoi(s.substr(5)));
+    } catch (...) {
+    }
+  }
+  throw std::invalid_argument("unknown device '" + s + "' (use cpu, cuda or cuda:N)");
+}
+
+}  // namespace nl

@@ -1,0 +1,168 @@
+#pragma once
+// Tensor: a value type sharing a Storage, with shape, strides (elements) and offset. Views (reshape,
+// transpose, permute, slice, expand) share storage; contiguous() copies only when needed.
+// Compute ops are free functions in tensor/ops.h; this header holds construction, views and access.
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "tensor/device.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/storage.h"
+
+namespace nl {
+
+class Tensor {
+ public:
+  /// An undefined tensor (defined() == false).
+  Tensor() = default;
+
+  // ---- factories ----
+  /// Uninitialised tensor of `shape`.
+  static Tensor empty(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+  static Tensor zeros(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+  static Tensor ones(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::Float32,
+                     Device device = Device::cpu());
+  /// 0-d tensor holding `value`.
+  static Tensor scalar(double value, DType dtype = DType::Float32, Device device = Device::cpu());
+  /// Copies `values` (row-major) into a new CPU tensor of `shape`; throws if sizes differ.
+  template <typename T>
+  static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+  /// [0, 1, ..., n-1].
+  static Tensor arange(int64_t n, DType dtype = DType::Float32, Device device = Device::cpu());
+  /// Uniform [lo, hi) from the global generator (see manual_seed).
+  static Tensor rand(const Shape& shape, double lo = 0, double hi = 1, DType dtype = DType::Float32,
+                     Device device = Device::cpu());
+  /// Normal(mean, std) from the global generator.
+  static Tensor randn(const Shape& shape, double mean = 0, double std = 1, DType dtype = DType::Float32,
+                      Device device = Device::cpu());
+
+  // ---- metadata ----
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  int dim() const { return (int)shape_.size(); }
+  /// Extent of dim `d` (negative counts from the end).
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return shape_numel(shape_); }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_ ? storage_->device() : Device::cpu(); }
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  /// Version of the underlying storage (bumped by in-place writes).
+  uint64_t version() const { return storage_ ? storage_->version() : 0; }
+  void bump_version() const {
+    if (storage_) storage_->bump_version();
+  }
+  /// True if both share the same storage.
+  bool is_alias_of(const Tensor& o) const { return storage_ && storage_ == o.storage_; }
+  /// Kernel descriptor of this view; throws if dim() > kMaxDims.
+  Desc desc() const;
+
+  // ---- element access (CPU only) ----
+  /// Typed pointer to the first element; throws if T does not match dtype or tensor is not on cpu.
+  template <typename T> T* data() const;
+  /// Value of a one-element tensor as double (copies from device if needed).
+  double item() const;
+  /// Copy of all elements in row-major order, converted to T.
+  template <typename T> std::vector<T> to_vector() const;
+
+  // ---- views (share storage) ----
+  /// Same data with a new shape (one -1 allowed); copies first if not viewable.
+  Tensor reshape(const Shape& shape) const;
+  /// Like reshape but throws if a copy would be needed.
+  Tensor view(const Shape& shape) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  /// Elements [start, end) with `step` along `dim` (negative indices wrap; end clamps).
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  /// Index `i` along `dim`, dropping that dim.
+  Tensor select(int64_t dim, int64_t i) const;
+  /// Broadcast view to `shape` (stride 0 on expanded dims); -1 keeps a dim.
+  Tensor expand(const Shape& shape) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze(int64_t dim) const;
+  /// Merges dims [start, end] into one.
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+
+  // ---- copies ----
+  /// Contiguous version (this tensor itself if already contiguous).
+  Tensor contiguous() const;
+  /// Contiguous deep copy.
+  Tensor clone() const;
+  /// Converted copy (this tensor itself if the dtype matches).
+  Tensor to(DType dtype) const;
+  /// Copy on another device (this tensor itself if already there).
+  Tensor to(Device device) const;
+
+  // ---- in-place (bump the version counter) ----
+  Tensor& fill_(double value);
+  Tensor& zero_() { return fill_(0.0); }
+  /// Copies `src` (broadcast to this shape, dtype converted) into this view.
+  Tensor& copy_(const Tensor& src);
+
+  /// Multi-line human-readable print: shape, dtype, device and (up to `max_elems`) values.
+  std::string str(int64_t max_elems = 64) const;
+
+ private:
+  Tensor(std::shared_ptr<Storage> s, Shape shape, Strides strides, int64_t offset, DType dt)
+      : storage_(std::move(s)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
+        dtype_(dt) {}
+  Tensor as_view(Shape shape, Strides strides, int64_t offset) const {
+    return Tensor(storage_, std::move(shape), std::move(strides), offset, dtype_);
+  }
+  void* raw_data() const;
+
+  std::shared_ptr<Storage> storage_;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::Float32;
+};
+
+/// Seeds the global random generator used by rand/randn/dropout/init (default seed 0).
+void manual_seed(uint64_t seed);
+/// Reserves `n` numbers from the global generator; returns (seed, offset) for a counter-based kernel.
+std::pair<uint64_t, uint64_t> next_random_offset(uint64_t n);
+/// State of the global generator (seed, offset) for checkpoints; set_rng_state restores it.
+std::pair<uint64_t, uint64_t> rng_state();
+void set_rng_state(uint64_t seed, uint64_t offset);
+
+// ---- template definitions ----
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
+  if ((int64_t)values.size() != shape_numel(shape))
+    throw std::invalid_argument("Tensor::from_vector: " + std::to_string(values.size()) +
+                                " values do not fill shape " + shape_str(shape));
+  Tensor t = empty(shape, dtype_of<T>::value);
+  std::copy(values.begin(), values.end(), t.data<T>());
+  return t;
+}
+
+template <typename T> T* Tensor::data() const {
+  if (!defined()) throw std::logic_error("Tensor::data: undefined tensor");
+  if (dtype_of<T>::value != dtype_)
+    throw std::invalid_argument("Tensor::data: tensor is " + dtype_name(dtype_) + ", asked for " +
+                                dtype_name(dtype_of<T>::value));
+  if (!device().is_cpu()) throw std::invalid_argument("Tensor::data: tensor is on " + device().str() + "; call .to(Device::cpu()) first");
+  return static_cast<T*>(raw_data());
+}
+
+template <typename T> std::vector<T> Tensor::to_vector() const {
+  Tensor c = to(Device::cpu()).contiguous();
+  std::vector<T> out(c.numel());
+  dispatch_dtype(c.dtype(), [&](auto v) {
+    using S = decltype(v);
+    const S* p = c.data<S>();
+    for (int64_t i = 0; i < c.numel(); ++i) out[i] = static_cast<T>(p[i]);
+  });
+  return out;
+}
+
+}  // namespace nl
