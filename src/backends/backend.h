@@ -46,7 +46,8 @@ enum class UnaryOp {
   GtScalar,   ///< x > a ? 1 : 0
 };
 /// Elementwise binary ops (comparisons return 1/0 in the operands' dtype).
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Gt, Ge, Lt, Le };
+/// ReluGrad: out = y > 0 ? x : 0 (the ReLU backward, x = upstream gradient, y = ReLU output).
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Gt, Ge, Lt, Le, ReluGrad };
 /// Reductions over the trailing dims of the input view.
 enum class ReduceOp { Sum, Mean, Max, Min, ArgMax };
 

@@ -23,6 +23,8 @@ Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
+/// ReLU backward: g where y > 0, else 0 (y = ReLU output).
+Tensor relu_grad(const Tensor& g, const Tensor& y);
 /// Backend-level binary op with an explicit output (out must have the broadcast shape).
 void binary_into(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b);
 

@@ -17,7 +17,7 @@ void check_same(const Tensor& a, const Tensor& b, const char* op) {
 namespace {
 const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                "eq",  "ne",  "gt",  "ge",  "lt",  "le"};
+                                "eq",  "ne",  "gt",  "ge",  "lt",  "le",  "relu_grad"};
   return names[(int)op];
 }
 
@@ -51,6 +51,7 @@ Tensor gt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Gt, a, b);
 Tensor ge(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ge, a, b); }
 Tensor lt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Lt, a, b); }
 Tensor le(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Le, a, b); }
+Tensor relu_grad(const Tensor& g, const Tensor& y) { return binary(BinaryOp::ReluGrad, g, y); }
 
 Tensor unary(UnaryOp op, const Tensor& x, double a, double b) {
   if (!x.defined()) throw std::invalid_argument("unary op on an undefined tensor");

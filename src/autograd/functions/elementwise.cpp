@@ -122,7 +122,7 @@ Variable relu(const Variable& x) {
   Tensor y = nl::relu(x.data());
   return make_result(y, "ReLU", {x},
                      [y](const Tensor& g, const std::vector<bool>&) {
-                       return std::vector<Tensor>{nl::mul(g, nl::gt(y, 0.0))};
+                       return std::vector<Tensor>{nl::relu_grad(g, y)};
                      },
                      {saved(y, "output")});
 }

@@ -71,6 +71,7 @@ inline T binary_apply(BinaryOp op, T x, T y) {
     case BinaryOp::Ge: return x >= y;
     case BinaryOp::Lt: return x < y;
     case BinaryOp::Le: return x <= y;
+    case BinaryOp::ReluGrad: return y > T(0) ? x : T(0);
   }
   return x;
 }
@@ -161,6 +162,7 @@ void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc&
           case BinaryOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - b[i]; return;
           case BinaryOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i]; return;
           case BinaryOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i]; return;
+          case BinaryOp::ReluGrad: for (int64_t i = 0; i < n; ++i) o[i] = b[i] > T(0) ? a[i] : T(0); return;
           default: for (int64_t i = 0; i < n; ++i) o[i] = binary_apply<T>(op, a[i], b[i]); return;
         }
       }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/threads.h"
@@ -26,6 +27,31 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
       expect = in.strides[i] * in.shape[i];
     }
   }
+  // Column sums: the reduced dims lead a contiguous tensor (e.g. a bias gradient summed over the
+  // batch). Rows are added into a running buffer instead of walking each column with a stride.
+  if ((op == ReduceOp::Sum || op == ReduceOp::Mean) && inner_flat && nouter > 0 && inner > 1) {
+    bool outer_unit = true;
+    int64_t expect = 1;
+    for (int i = nouter - 1; i >= 0; --i) {
+      if (in.shape[i] != 1 && in.strides[i] != expect) outer_unit = false;
+      expect *= in.shape[i];
+    }
+    if (outer_unit && inner_stride == outer && is_floating(in.dtype)) {
+      dispatch_floating(in.dtype, "sum", [&](auto tag) {
+        using T = decltype(tag);
+        const T* x = static_cast<const T*>(in.data);
+        T* o = static_cast<T*>(out.data);
+        std::vector<double> acc(outer, 0.0);
+        for (int64_t i = 0; i < inner; ++i) {
+          const T* row = x + i * outer;
+          for (int64_t j = 0; j < outer; ++j) acc[j] += (double)row[j];
+        }
+        const double scale = op == ReduceOp::Mean ? 1.0 / (double)inner : 1.0;
+        for (int64_t j = 0; j < outer; ++j) o[j] = T(acc[j] * scale);
+      });
+      return;
+    }
+  }
   dispatch_dtype(in.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(in.data);
@@ -47,8 +73,10 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
         case ReduceOp::Sum:
         case ReduceOp::Mean: {
           double acc = 0;
-          if (inner_flat && inner_stride == 1)
+          if (inner_flat && inner_stride == 1) {
+#pragma omp simd reduction(+ : acc)
             for (int64_t i = 0; i < inner; ++i) acc += (double)base[i];
+          }
           else
             for (int64_t i = 0; i < inner; ++i) acc += (double)at(i);
           if (op == ReduceOp::Mean) acc /= (double)inner;

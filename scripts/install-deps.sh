@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs normlab's build and run dependencies from Debian 12 packages (run as root).
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds python3-torch for the PyTorch comparison)
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev nlohmann-json3-dev catch2 zlib1g-dev
+      libsentencepiece-dev dataset-fashion-mnist)
+[[ "${1:-}" == "--bench" ]] && pkgs+=(python3 python3-torch)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "normlab needs these Debian packages: ${missing[*]}" >&2
+    echo "run as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
