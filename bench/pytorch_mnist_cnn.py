@@ -22,6 +22,10 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--norm", choices=["none", "layernorm", "layernorm-simple"], default="layernorm")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
+    p.add_argument("--blas-threads", type=int, default=None,
+                   help="OpenBLAS threads (default: same as --threads; 0 = library default). "
+                        "Debian's torch calls OpenBLAS, which otherwise starts one thread per core "
+                        "even with --threads 1")
     p.add_argument("--steps", type=int, default=300, help="timed steps (default 300)")
     p.add_argument("--warmup", type=int, default=30, help="untimed warm-up steps (default 30)")
     p.add_argument("--batch-size", type=int, default=32)
@@ -36,13 +40,25 @@ def parse_args(argv=None):
     return args
 
 
-try:
-    import torch
-    import torch.nn as nn
-except ImportError:  # the first python3 on PATH may not have torch
-    sys.stderr.write("error: torch not importable by %s; run with /usr/bin/python3 "
-                     "(Debian package python3-torch)\n" % sys.executable)
-    sys.exit(2)
+def import_torch(args):
+    """Imports torch after pinning the BLAS thread count (OpenBLAS reads it when loaded)."""
+    blas = args.threads if args.blas_threads is None else args.blas_threads
+    if blas > 0:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+            os.environ[var] = str(blas if var == "OPENBLAS_NUM_THREADS" else args.threads)
+    global torch, nn
+    try:
+        import torch
+        import torch.nn as nn
+    except ImportError:  # the first python3 on PATH may not have torch
+        sys.stderr.write("error: torch not importable by %s; run with /usr/bin/python3 "
+                         "(Debian package python3-torch)\n" % sys.executable)
+        sys.exit(2)
+    return blas
+
+
+torch = None
+nn = None
 
 
 def make_norm(name, d):
@@ -133,6 +149,7 @@ def breakdown(step, n_steps):
 
 def main(argv=None):
     args = parse_args(argv)
+    blas_threads = import_torch(args)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     model = make_model(args.norm)
@@ -156,6 +173,7 @@ def main(argv=None):
         "framework": "pytorch",
         "version": torch.__version__,
         "threads": torch.get_num_threads(),
+        "blas_threads": blas_threads,  # 0 = OpenBLAS default (one per core)
         "batch_size": args.batch_size,
         "norm": args.norm,
         "steps": args.steps,
