@@ -1,0 +1,5 @@
+#include "version.h"
+
+namespace nl {
+const char* version() { return "0.1.0"; }
+}  // namespace nl
