@@ -1,0 +1,15 @@
+#pragma once
+// Umbrella header for src/nn: modules, layers, init and the normalisation layers.
+#include "nn/activation.h"
+#include "nn/conv2d.h"
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/init.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/norm/adanorm.h"
+#include "nn/norm/factory.h"
+#include "nn/norm/layer_norm.h"
+#include "nn/norm/no_norm.h"
+#include "nn/pooling.h"
+#include "nn/sequential.h"

@@ -1,0 +1,100 @@
+// LayerNorm family (Xu et al. 2019): composite and fused paths; the equations are in layer_norm.h.
+#include "nn/norm/layer_norm.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace nl {
+
+std::string norm_impl_name(NormImpl impl) { return impl == NormImpl::Fused ? "fused" : "composite"; }
+
+NormImpl parse_norm_impl(const std::string& s) {
+  if (s == "fused") return NormImpl::Fused;
+  if (s == "composite") return NormImpl::Composite;
+  throw std::invalid_argument("norm impl must be 'fused' or 'composite', got '" + s + "'");
+}
+
+LayerNormConfig LayerNormConfig::variant(const std::string& name) {
+  LayerNormConfig c;
+  if (name == "layernorm") return c;
+  c.affine = false;
+  if (name == "layernorm-simple") return c;
+  if (name == "detachnorm") {
+    c.detach_mean = c.detach_std = true;
+    return c;
+  }
+  if (name == "detach-mean") {
+    c.detach_mean = true;
+    return c;
+  }
+  if (name == "detach-variance") {
+    c.detach_std = true;
+    return c;
+  }
+  throw std::invalid_argument("unknown LayerNorm variant '" + name +
+                              "' (valid: layernorm, layernorm-simple, detachnorm, detach-mean, detach-variance)");
+}
+
+std::string LayerNormConfig::str() const {
+  std::ostringstream o;
+  o << (unbiased ? "unbiased" : "biased") << ", eps=" << eps << (eps_inside ? " inside sqrt" : " on std")
+    << (detach_mean ? ", detach mean" : "") << (detach_std ? ", detach std" : "") << ", " << norm_impl_name(impl);
+  return o.str();
+}
+
+namespace {
+
+// Composite twin of layer_norm_fused: primitive ops, with detach nodes where the variant cuts.
+Variable normalize_composite(const Variable& x, const LayerNormConfig& c) {
+  const int64_t H = x.size(-1);
+  Variable mu = mean(x, {-1}, /*keepdim=*/true);
+  Variable d = sub(x, c.detach_mean ? detach(mu) : mu);  // numerator x - mu (mu cut for detach-mean)
+  // Variance from the live centring, as torch.std: its gradient 2(x_j - mu)/n does not depend on
+  // whether mu is differentiated (sum_j (x_j - mu) = 0), so detach-mean cuts only the numerator.
+  Variable dv = c.detach_mean ? sub(x, mu) : d;
+  Variable var = affine(sum(square(dv), {-1}, true), 1.0 / (double)(c.unbiased ? H - 1 : H), 0.0);
+  Variable D = c.eps_inside ? sqrt(affine(var, 1.0, c.eps)) : affine(sqrt(var), 1.0, c.eps);
+  return div(d, c.detach_std ? detach(D) : D);
+}
+
+}  // namespace
+
+Variable layer_norm_normalize(const Variable& x, const LayerNormConfig& c) {
+  if (x.dim() < 1) throw std::invalid_argument("layer_norm: input must have at least one dim");
+  if (x.size(-1) < (c.unbiased ? 2 : 1))
+    throw std::invalid_argument("layer_norm: last dim of " + shape_str(x.shape()) +
+                                " is too small to normalise with the unbiased std (needs >= 2)");
+  if (c.impl == NormImpl::Composite) return normalize_composite(x, c);
+  LayerNormOptions o;
+  o.eps = c.eps;
+  o.unbiased = c.unbiased;
+  o.eps_inside = c.eps_inside;
+  o.center = true;
+  o.detach_mean = c.detach_mean;
+  o.detach_std = c.detach_std;
+  return layer_norm_fused(x, o);
+}
+
+LayerNorm::LayerNorm(int64_t d, LayerNormConfig cfg, DType dtype) : Module("LayerNorm"), dim(d), cfg_(cfg) {
+  if (d < 1) throw std::invalid_argument("LayerNorm: d must be >= 1, got " + std::to_string(d));
+  if (cfg.eps < 0) throw std::invalid_argument("LayerNorm: eps must be >= 0, got " + std::to_string(cfg.eps));
+  if (cfg.affine) {
+    weight = register_parameter("weight", Tensor::ones({d}, dtype));
+    bias = register_parameter("bias", Tensor::zeros({d}, dtype));
+  }
+}
+
+Variable LayerNorm::forward(const Variable& x) {
+  if (x.dim() < 1 || x.size(-1) != dim)
+    throw std::invalid_argument("LayerNorm(" + std::to_string(dim) + "): input " + shape_str(x.shape()) +
+                                " must end in " + std::to_string(dim));
+  Variable y = layer_norm_normalize(x, cfg_);
+  if (!cfg_.affine) return y;
+  return add(mul(y, weight), bias);  // Eq. 1: g ⊙ y + b
+}
+
+std::string LayerNorm::extra_repr() const {
+  return std::to_string(dim) + ", affine=" + (cfg_.affine ? "true" : "false") + ", " + cfg_.str();
+}
+
+}  // namespace nl
