@@ -5,12 +5,14 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/profiler.h"
 
 namespace nl {
 
 void CpuBackend::gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
                       int64_t lda, int64_t sA, const void* B, int64_t ldb, int64_t sB, double beta, void* C,
                       int64_t ldc, int64_t sC, int64_t batch) {
+  prof::Scope prof_scope(prof::Cat::Gemm);
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   for (int64_t b = 0; b < batch; ++b) {
     if (t == DType::Float32) {

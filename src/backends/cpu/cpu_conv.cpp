@@ -4,11 +4,13 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/profiler.h"
 #include "backends/cpu/threads.h"
 
 namespace nl {
 
 void CpuBackend::im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) {
+  prof::Scope prof_scope(prof::Cat::Conv);
   const int64_t OH = g.OH(), OW = g.OW(), L = g.N * OH * OW, rows = g.C * g.kh * g.kw;
   dispatch_floating(in.dtype, "conv2d", [&](auto tag) {
     using T = decltype(tag);
@@ -43,6 +45,7 @@ void CpuBackend::im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) {
 }
 
 void CpuBackend::col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) {
+  prof::Scope prof_scope(prof::Cat::Conv);
   const int64_t OH = g.OH(), OW = g.OW(), L = g.N * OH * OW;
   dispatch_floating(gin.dtype, "conv2d backward", [&](auto tag) {
     using T = decltype(tag);
@@ -72,6 +75,7 @@ void CpuBackend::col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) 
 }
 
 void CpuBackend::maxpool2d(const Desc& out, const Desc& idx, const Desc& in, const Conv2dGeom& g) {
+  prof::Scope prof_scope(prof::Cat::Pool);
   const int64_t OH = g.OH(), OW = g.OW(), planes = g.N * g.C;
   dispatch_floating(in.dtype, "max_pool2d", [&](auto tag) {
     using T = decltype(tag);
@@ -125,6 +129,7 @@ void CpuBackend::maxpool2d(const Desc& out, const Desc& idx, const Desc& in, con
 }
 
 void CpuBackend::maxpool2d_backward(const Desc& gin, const Desc& gout, const Desc& idx, const Conv2dGeom& g) {
+  prof::Scope prof_scope(prof::Cat::Pool);
   const int64_t OHW = g.OH() * g.OW(), planes = g.N * g.C;
   dispatch_floating(gin.dtype, "max_pool2d backward", [&](auto tag) {
     using T = decltype(tag);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/profiler.h"
 #include "backends/cpu/strided.h"
 
 namespace nl {
@@ -90,6 +91,7 @@ inline double uniform01(uint64_t seed, uint64_t i) {
 }  // namespace
 
 void CpuBackend::fill(const Desc& out, double value) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[1] = {&out};
   dispatch_dtype(out.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -102,6 +104,7 @@ void CpuBackend::fill(const Desc& out, double value) {
 }
 
 void CpuBackend::copy(const Desc& out, const Desc& in) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[2] = {&out, &in};
   dispatch_dtype(out.dtype, [&](auto to) {
     using TO = decltype(to);
@@ -121,6 +124,7 @@ void CpuBackend::copy(const Desc& out, const Desc& in) {
 }
 
 void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, double b) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[2] = {&out, &in};
   dispatch_dtype(out.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -149,6 +153,7 @@ void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, do
 }
 
 void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc& y) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[3] = {&out, &x, &y};
   dispatch_dtype(out.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -180,6 +185,7 @@ void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc&
 }
 
 void CpuBackend::where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[4] = {&out, &cond, &x, &y};
   dispatch_dtype(out.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -197,6 +203,7 @@ void CpuBackend::where(const Desc& out, const Desc& cond, const Desc& x, const D
 }
 
 void CpuBackend::random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) {
+  prof::Scope prof_scope(prof::Cat::Random);
   if (!out.contiguous()) throw std::invalid_argument("random: output must be contiguous");
   dispatch_floating(out.dtype, "random", [&](auto tag) {
     using T = decltype(tag);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/profiler.h"
 #include "backends/cpu/threads.h"
 
 namespace nl {
@@ -14,6 +15,7 @@ inline int64_t cols_of(const Desc& d) { return d.ndim ? d.shape[d.ndim - 1] : 1;
 }  // namespace
 
 void CpuBackend::softmax(const Desc& out, const Desc& in, bool log) {
+  prof::Scope prof_scope(prof::Cat::Loss);
   const int64_t R = rows_of(in), C = cols_of(in);
   dispatch_floating(in.dtype, "softmax", [&](auto tag) {
     using T = decltype(tag);
@@ -39,6 +41,7 @@ void CpuBackend::softmax(const Desc& out, const Desc& in, bool log) {
 }
 
 void CpuBackend::softmax_backward(const Desc& gin, const Desc& gout, const Desc& yd, bool log) {
+  prof::Scope prof_scope(prof::Cat::Loss);
   const int64_t R = rows_of(yd), C = cols_of(yd);
   dispatch_floating(yd.dtype, "softmax backward", [&](auto tag) {
     using T = decltype(tag);
@@ -62,6 +65,7 @@ void CpuBackend::softmax_backward(const Desc& gin, const Desc& gout, const Desc&
 }
 
 void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Desc& idx) {
+  prof::Scope prof_scope(prof::Cat::Index);
   const int64_t V = table.shape[0], D = table.numel() / std::max<int64_t>(V, 1), n = idx.numel();
   const int64_t* ix = static_cast<const int64_t*>(idx.data);
   for (int64_t i = 0; i < n; ++i)
@@ -79,6 +83,7 @@ void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Des
 }
 
 void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& src) {
+  prof::Scope prof_scope(prof::Cat::Index);
   const int64_t V = table.shape[0], D = table.numel() / std::max<int64_t>(V, 1), n = idx.numel();
   const int64_t* ix = static_cast<const int64_t*>(idx.data);
   dispatch_dtype(table.dtype, [&](auto tag) {
@@ -92,6 +97,7 @@ void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& 
 
 void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
                                int64_t ignore_index, double eps) {
+  prof::Scope prof_scope(prof::Cat::Loss);
   const int64_t N = rows_of(logits), C = cols_of(logits);
   const int64_t* tg = static_cast<const int64_t*>(target.data);
   for (int64_t i = 0; i < N; ++i)
@@ -130,6 +136,7 @@ void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& l
 
 void CpuBackend::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
                                         const Desc& target, int64_t ignore_index, double eps) {
+  prof::Scope prof_scope(prof::Cat::Loss);
   const int64_t N = rows_of(prob), C = cols_of(prob);
   const int64_t* tg = static_cast<const int64_t*>(target.data);
   dispatch_floating(prob.dtype, "cross_entropy backward", [&](auto tag) {

@@ -6,12 +6,14 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/profiler.h"
 #include "backends/cpu/threads.h"
 
 namespace nl {
 
 void CpuBackend::adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
                            const AdamKernelOpts& o) {
+  prof::Scope prof_scope(prof::Cat::Optimizer);
   const int64_t n = param.numel();
   const double bc1 = 1.0 - std::pow(o.beta1, (double)o.step), bc2 = 1.0 - std::pow(o.beta2, (double)o.step);
   dispatch_floating(param.dtype, "adam", [&](auto tag) {

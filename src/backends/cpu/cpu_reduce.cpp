@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/profiler.h"
 #include "backends/cpu/threads.h"
 
 namespace nl {
 
 void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) {
+  prof::Scope prof_scope(prof::Cat::Reduce);
   const int nouter = in.ndim - nreduce;
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < nouter; ++i) outer *= in.shape[i];

@@ -1,0 +1,25 @@
+#include "backends/profiler.h"
+
+namespace nl::prof {
+namespace {
+std::atomic<bool> g_on{false};
+std::atomic<int64_t> g_ns[(int)Cat::kCount];
+}  // namespace
+
+const char* cat_name(Cat c) {
+  static const char* names[] = {"gemm", "conv im2col/col2im", "pooling", "norm", "optimizer",
+                                "elementwise", "reductions", "softmax/loss", "gather/scatter", "random"};
+  return names[(int)c];
+}
+void enable(bool on) { g_on.store(on, std::memory_order_relaxed); }
+bool enabled() { return g_on.load(std::memory_order_relaxed); }
+void reset() {
+  for (auto& a : g_ns) a.store(0);
+}
+void add(Cat c, double s) { g_ns[(int)c].fetch_add((int64_t)(s * 1e9), std::memory_order_relaxed); }
+std::map<std::string, double> totals() {
+  std::map<std::string, double> m;
+  for (int i = 0; i < (int)Cat::kCount; ++i) m[cat_name((Cat)i)] = g_ns[i].load() * 1e-9;
+  return m;
+}
+}  // namespace nl::prof
