@@ -119,3 +119,42 @@ TEST_CASE("norm: gradcheck of the non-detached members (LayerNorm, LayerNorm-sim
       NL_GRADCHECK([&](const Vs& v) { return simple->forward(v[0]); }, Vs{x});
     }
 }
+
+TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded path", "[nn][norm]") {
+  manual_seed(13);
+  for (const auto& name : norm_names()) {
+    if (name == "none") continue;
+    // float32, the training dtype: agreement to float rounding.
+    {
+      INFO(name << " float32");
+      auto comp = make_norm(name, 50, {{"impl", "composite"}});
+      auto fused = make_norm(name, 50, {{"impl", "fused"}});
+      Tensor x = Tensor::randn({32, 50}, 0.5, 2.0);
+      Tensor g = Tensor::randn({32, 50});
+      Variable x1(x.clone(), true), x2(x.clone(), true);
+      Variable y1 = comp->forward(x1), y2 = fused->forward(x2);
+      CHECK(y1.dtype() == DType::Float32);
+      CHECK(max_abs_diff(y1.data(), y2.data()) < 1e-5);
+      y1.backward(g);
+      y2.backward(g);
+      CHECK(max_abs_diff(x1.grad(), x2.grad()) < 1e-5);
+    }
+    // Many rows of width 512 (large enough for the OpenMP-parallel kernels), float64.
+    {
+      INFO(name << " [96, 512] float64");
+      const nlohmann::json o{{"eps", 1e-5}, {"unbiased", true}, {"eps_inside", false}, {"dtype", "float64"}};
+      nlohmann::json oc = o, of = o;
+      oc["impl"] = "composite";
+      of["impl"] = "fused";
+      auto comp = make_norm(name, 512, oc), fused = make_norm(name, 512, of);
+      Tensor x = Tensor::randn({96, 512}, 1.0, 3.0, DType::Float64);
+      Tensor g = Tensor::randn({96, 512}, 0.1, 1.0, DType::Float64);
+      Variable x1(x.clone(), true), x2(x.clone(), true);
+      Variable y1 = comp->forward(x1), y2 = fused->forward(x2);
+      CHECK(max_abs_diff(y1.data(), y2.data()) < 1e-10);
+      y1.backward(g);
+      y2.backward(g);
+      CHECK(max_abs_diff(x1.grad(), x2.grad()) < 1e-10);
+    }
+  }
+}
