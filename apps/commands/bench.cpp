@@ -1,0 +1,184 @@
+// `normlab bench mnist`: training-step time of the MNIST CNN (forward, loss, backward, Adam) at a
+// fixed batch, per thread count, with a kernel-time breakdown, side by side with PyTorch on CPU
+// (bench/pytorch_mnist_cnn.py run by Debian's python3) when it is installed.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/functions.h"
+#include "backends/profiler.h"
+#include "common/atomic_file.h"
+#include "common/cli_common.h"
+#include "common/command_registry.h"
+#include "common/markdown_table.h"
+#include "nn/models/mnist_cnn.h"
+#include "nn/norm/factory.h"
+#include "optim/optimizer.h"
+
+namespace nlapp {
+namespace {
+using json = nlohmann::json;
+
+struct BenchArgs {
+  int steps = 300, warmup = 30, profile_steps = 100;
+  int64_t batch = 32;
+  std::vector<int> threads{1, 2};
+  std::string norm = "layernorm";
+  bool pytorch = true;
+  std::string python = "/usr/bin/python3";
+  std::string json_out;
+};
+
+struct Timing {
+  double median = 0, min = 0, max = 0;
+};
+
+Timing summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+// One thread count: timed steps, then a profiled pass for the time shares.
+json bench_normlab(const BenchArgs& a, int threads) {
+  apply_threads(threads);
+  nl::manual_seed(1);
+  nl::MnistCnnConfig mc;
+  mc.norm = a.norm;
+  nl::MnistCnn model(mc);
+  nl::Adam opt(model.parameters(), nl::AdamOptions{1e-3});
+  nl::Tensor x = nl::Tensor::rand({a.batch, 1, 28, 28});
+  std::vector<int64_t> lab(a.batch);
+  for (int64_t i = 0; i < a.batch; ++i) lab[i] = i % 10;
+  nl::Tensor y = nl::Tensor::from_vector(lab, {a.batch});
+  auto step = [&] {
+    nl::Variable loss = nl::cross_entropy(model.forward(nl::Variable(x)), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  };
+  for (int i = 0; i < a.warmup; ++i) step();
+  std::vector<double> ms;
+  for (int i = 0; i < a.steps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    step();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  Timing t = summarize(ms);
+  nl::prof::reset();
+  nl::prof::enable(true);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < a.profile_steps; ++i) step();
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nl::prof::enable(false);
+  json shares = json::object();
+  double kernels = 0;
+  for (auto& [k, v] : nl::prof::totals()) {
+    if (v <= 0) continue;
+    shares[k] = 100.0 * v / wall;
+    kernels += v;
+  }
+  shares["autograd + allocation + other"] = 100.0 * std::max(0.0, wall - kernels) / wall;
+  return {{"framework", "normlab"}, {"threads", threads}, {"batch_size", a.batch}, {"norm", a.norm},
+          {"step_ms", {{"median", t.median}, {"min", t.min}, {"max", t.max}}},
+          {"images_per_s", (double)a.batch / (t.median / 1000.0)}, {"time_share_percent", shares}};
+}
+
+json bench_pytorch(const BenchArgs& a, int threads) {
+  std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/pytorch_mnist_cnn.py";
+  std::string norm = a.norm == "layernorm-simple" || a.norm == "none" ? a.norm : "layernorm";
+  std::string cmd = a.python + " " + script + " --json --threads " + std::to_string(threads) + " --steps " +
+                    std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup) + " --batch-size " +
+                    std::to_string(a.batch) + " --norm " + norm + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) return {{"error", "could not start " + a.python}};
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p.get())) out.append(buf, n);
+  int rc = pclose(p.release());
+  auto brace = out.rfind("\n{");
+  std::string line = brace == std::string::npos ? out : out.substr(brace + 1);
+  if (rc != 0 || line.empty() || line[0] != '{')
+    return {{"error", "PyTorch reference unavailable (" + out.substr(0, 200) +
+                          "); install it with: scripts/install-deps.sh --bench"}};
+  try {
+    return json::parse(line);
+  } catch (const std::exception& e) {
+    return {{"error", std::string("could not parse PyTorch output: ") + e.what()}};
+  }
+}
+
+std::string f2(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", v);
+  return b;
+}
+
+void run(const BenchArgs& a) {
+  json report = {{"model", "MNIST CNN (Xu et al. 2019 A.3)"}, {"runs", json::array()}};
+  std::vector<std::vector<std::string>> rows;
+  for (int t : a.threads) {
+    std::cout << "normlab, " << t << " thread(s): " << a.warmup << " warm-up + " << a.steps << " timed steps ..." << std::flush;
+    json n = bench_normlab(a, t);
+    std::cout << " median " << f2(n["step_ms"]["median"]) << " ms\n";
+    json py = json::object();
+    if (a.pytorch) {
+      std::cout << "PyTorch, " << t << " thread(s) ..." << std::flush;
+      py = bench_pytorch(a, t);
+      std::cout << (py.contains("error") ? std::string(" ") + py["error"].get<std::string>()
+                                         : " median " + f2(py["step_ms"]["median"]) + " ms")
+                << "\n";
+    }
+    auto ms = [](const json& j) {
+      return f2(j["step_ms"]["median"]) + " (" + f2(j["step_ms"]["min"]) + "–" + f2(j["step_ms"]["max"]) + ")";
+    };
+    bool have_py = a.pytorch && !py.contains("error");
+    rows.push_back({std::to_string(t), ms(n), f2(n["images_per_s"].get<double>()).substr(0, f2(n["images_per_s"].get<double>()).find('.')),
+                    have_py ? ms(py) : "—",
+                    have_py ? std::to_string((int)py["images_per_s"].get<double>()) : "—",
+                    have_py ? f2(n["step_ms"]["median"].get<double>() / py["step_ms"]["median"].get<double>()) + "×" : "—"});
+    report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}});
+  }
+  std::cout << "\nMNIST CNN training step, batch " << a.batch << ", norm " << a.norm
+            << " (median over " << a.steps << " steps after " << a.warmup << " warm-up; min–max in brackets)\n\n"
+            << markdown_table({"threads", "normlab ms/step", "normlab img/s", "PyTorch ms/step", "PyTorch img/s",
+                               "normlab / PyTorch time"},
+                              rows)
+            << "\n";
+  for (auto& r : report["runs"]) {
+    std::cout << "time share, normlab, " << r["threads"] << " thread(s), " << a.profile_steps << " profiled steps:\n";
+    std::vector<std::pair<double, std::string>> sh;
+    for (auto& [k, v] : r["normlab"]["time_share_percent"].items()) sh.push_back({v.get<double>(), k});
+    std::sort(sh.rbegin(), sh.rend());
+    for (auto& [v, k] : sh) std::printf("  %-30s %5.1f%%\n", k.c_str(), v);
+  }
+  if (!a.json_out.empty()) {
+    write_file_atomic(a.json_out, report.dump(2) + "\n");
+    std::cout << "written: " << a.json_out << "\n";
+  }
+}
+
+void setup(CLI::App& app) {
+  auto* b = app.add_subcommand("bench", "Benchmark a model's training step against PyTorch on CPU");
+  b->require_subcommand(1);
+  auto a = std::make_shared<BenchArgs>();
+  auto* m = b->add_subcommand("mnist", "MNIST CNN training step (forward, loss, backward, Adam)");
+  m->add_option("--steps", a->steps, "Timed steps")->capture_default_str()->check(CLI::PositiveNumber);
+  m->add_option("--warmup", a->warmup, "Untimed warm-up steps")->capture_default_str();
+  m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares")->capture_default_str()->check(CLI::PositiveNumber);
+  m->add_option("--batch-size", a->batch, "Images per step")->capture_default_str()->check(CLI::PositiveNumber);
+  m->add_option("--threads", a->threads, "Thread counts to measure")->capture_default_str()->check(CLI::PositiveNumber);
+  m->add_option("--norm", a->norm, "Norm variant")->check(CLI::IsMember(nl::norm_names()))->capture_default_str();
+  m->add_flag("!--no-pytorch", a->pytorch, "Skip the PyTorch reference");
+  m->add_option("--python", a->python, "Interpreter with python3-torch (Debian's own)")->capture_default_str();
+  m->add_option("--json", a->json_out, "Also write the results as JSON to this file");
+  m->callback([a]() { run(*a); });
+}
+
+CommandRegistrar reg{{"bench", 30, setup}};
+}  // namespace
+}  // namespace nlapp
