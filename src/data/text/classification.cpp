@@ -33,7 +33,12 @@ LabelledSentences read_label_sentence_file(const std::filesystem::path& path, in
     if (sep == std::string::npos)
       fail(path.string(), r.line_number(), "expected \"LABEL ||| sentence\", no \"|||\" found");
     out.labels.push_back(parse_label(std::string_view(line).substr(0, sep), num_classes, path.string(), r.line_number()));
-    out.sentences.push_back(normalize_whitespace(std::string_view(line).substr(sep + 3)));
+    // Keep the text as in the file (only the spaces around it are trimmed), so that it equals the tree's
+    // leaves joined by spaces; SST has tokens with a no-break space inside ("8\u00A01\/2").
+    std::string text = line.substr(sep + 3);
+    text.erase(0, text.find_first_not_of(' '));
+    text.erase(text.find_last_not_of(' ') + 1);
+    out.sentences.push_back(std::move(text));
   }
   return out;
 }

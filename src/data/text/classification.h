@@ -19,7 +19,8 @@ struct LabelledSentences {
   std::size_t size() const { return sentences.size(); }
 };
 
-/// Reads "LABEL ||| sentence" lines (SST-5 *.sentences.txt). Labels must be integers in
+/// Reads "LABEL ||| sentence" lines (SST-5 *.sentences.txt); the sentence is kept as written, minus the
+/// spaces around it. Labels must be integers in
 /// [0, num_classes); throws std::runtime_error naming file and line otherwise or if "|||" is missing.
 LabelledSentences read_label_sentence_file(const std::filesystem::path& path, int num_classes = 5);
 

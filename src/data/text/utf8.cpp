@@ -66,17 +66,33 @@ std::string latin1_to_utf8(std::string_view s) {
   return out;
 }
 
-static bool is_ascii_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+// Byte length of the whitespace character at s[i], or 0. The set is Python's str.isspace() (what
+// str.split(), fairseq's tokenize_line and sacreBLEU split on): ASCII \t \n \v \f \r, U+001C..U+001F,
+// space, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+static std::size_t space_len(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  unsigned c = b(0);
+  if (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F)) return 1;
+  if (c == 0xC2 && (b(1) == 0x85 || b(1) == 0xA0)) return 2;
+  if (c == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;  // U+1680
+  if (c == 0xE2 && b(1) == 0x80 && ((b(2) >= 0x80 && b(2) <= 0x8A) || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF))
+    return 3;                                                 // U+2000..200A, U+2028, U+2029, U+202F
+  if (c == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;  // U+205F
+  if (c == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;  // U+3000
+  return 0;
 }
 
 std::vector<std::string> split_whitespace(std::string_view s) {
   std::vector<std::string> out;
   std::size_t i = 0, n = s.size();
   while (i < n) {
-    while (i < n && is_ascii_space(s[i])) ++i;
+    while (i < n) {
+      std::size_t k = space_len(s, i);
+      if (!k) break;
+      i += k;
+    }
     std::size_t j = i;
-    while (j < n && !is_ascii_space(s[j])) ++j;
+    while (j < n && !space_len(s, j)) ++j;
     if (j > i) out.emplace_back(s.substr(i, j - i));
     i = j;
   }

@@ -25,10 +25,11 @@ bool strip_utf8_bom(std::string& s);
 /// Decodes ISO-8859-1 bytes to UTF-8 (every byte is one code point U+0000..U+00FF).
 std::string latin1_to_utf8(std::string_view s);
 
-/// Splits on runs of ASCII whitespace (space, tab, CR, LF, VT, FF); no empty tokens.
+/// Splits on runs of whitespace as Python's str.split() does (ASCII whitespace, U+00A0 no-break space,
+/// U+0085, U+2000..U+200A, U+3000, ...; the set fairseq and sacreBLEU use); no empty tokens.
 std::vector<std::string> split_whitespace(std::string_view s);
 
-/// Collapses runs of ASCII whitespace to one space and trims both ends.
+/// Collapses runs of whitespace (as split_whitespace) to one ASCII space and trims both ends.
 std::string normalize_whitespace(std::string_view s);
 
 /// Splits valid UTF-8 into its code points, each returned as a UTF-8 string.
