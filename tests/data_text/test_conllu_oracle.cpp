@@ -3,6 +3,7 @@
 #include "data/metrics/attachment.h"
 #include "data/text/arc_standard.h"
 #include "data/text/conllu.h"
+#include "data/text/zip_archive.h"
 #include "data_text/temp_dir.h"
 #include "test_paths.h"
 
@@ -98,4 +99,44 @@ TEST_CASE("conllu: multiword tokens and empty nodes skipped; malformed lines nam
   CHECK_THROWS_WITH(read_conllu(order), Catch::Contains("order.conllu:2"));
   auto range = t.write("range.conllu", "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t7\tdep\t_\t_\n");
   CHECK_THROWS_WITH(read_conllu(range), Catch::Contains("outside [0, 2]"));
+}
+
+TEST_CASE("ptb-dep-nltk: zip + Malt-TAB give 3914 sentences / 94084 tokens, one root each; oracle round trip",
+          "[data][real][oracle]") {
+  auto p = nltest::data_path("ptb-dep-nltk/dependency_treebank.zip");
+  NL_SKIP_IF_MISSING(p);
+  auto members = read_zip(p);
+  std::size_t files = 0, sents = 0, tokens = 0, single_root = 0, reproduced = 0, projective = 0;
+  for (const auto& m : members) {
+    if (m.name.size() < 3 || m.name.substr(m.name.size() - 3) != ".dp") continue;
+    ++files;
+    for (const auto& s : parse_malt_tab(m.data, m.name)) {
+      ++sents;
+      tokens += s.words.size();
+      auto h = s.heads();
+      single_root += std::count(h.begin(), h.end(), 0) == 1;
+      if (!is_projective(h)) continue;
+      ++projective;
+      std::vector<std::string> labels(h.size(), "dep");
+      auto t = apply_transitions(static_cast<int>(h.size()), arc_standard_oracle(h, labels));
+      reproduced += t.heads == h;
+    }
+  }
+  CHECK(files == 199);
+  CHECK(sents == 3914);
+  CHECK(tokens == 94084);
+  CHECK(single_root == sents);
+  CHECK(reproduced == projective);
+}
+
+TEST_CASE("zip and Malt-TAB errors name the file (and line)", "[data][conllu][errors]") {
+  nltest::TempDir t("zip");
+  CHECK_THROWS_WITH(read_zip(t.write("x.zip", std::string(100, 'x'))), Catch::Contains("x.zip") && Catch::Contains("not a zip"));
+  CHECK_THROWS_WITH(read_zip(t.path / "missing.zip"), Catch::Contains("not found"));
+  CHECK_THROWS_WITH(parse_malt_tab("a\tDT\t2\nb\tNN\n", "f.dp"), Catch::Contains("f.dp:2"));
+  CHECK_THROWS_WITH(parse_malt_tab("a\tDT\t2\nb\tNN\t5\n", "f.dp"), Catch::Contains("outside [0, 2]"));
+  auto s = parse_malt_tab("Pierre\tNNP\t2\nVinken\tNNP\t0\n\nIt\tPRP\t0", "f.dp");  // no final newline
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].words[1].xpos == "NNP");
+  CHECK(s[1].heads() == std::vector<int>{0});
 }

@@ -98,4 +98,53 @@ std::vector<ConlluSentence> read_conllu(const std::filesystem::path& path) {
   return out;
 }
 
+std::vector<ConlluSentence> parse_malt_tab(const std::string& text, const std::string& source) {
+  std::vector<ConlluSentence> out;
+  ConlluSentence cur;
+  std::size_t line_no = 0, start_line = 0, pos = 0;
+  auto finish = [&] {
+    const int n = static_cast<int>(cur.words.size());
+    for (const auto& w : cur.words)
+      if (w.head < 0 || w.head > n)
+        throw std::runtime_error(source + ":" + std::to_string(start_line + static_cast<std::size_t>(w.id) - 1) +
+                                 ": HEAD " + std::to_string(w.head) + " outside [0, " + std::to_string(n) + "]");
+    out.push_back(std::move(cur));
+    cur = ConlluSentence{};
+  };
+  while (pos <= text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      if (!cur.words.empty()) finish();
+      continue;
+    }
+    std::vector<std::string> cols;
+    std::size_t a = 0;
+    while (true) {
+      auto tab = line.find('\t', a);
+      cols.push_back(line.substr(a, tab == std::string::npos ? std::string::npos : tab - a));
+      if (tab == std::string::npos) break;
+      a = tab + 1;
+    }
+    if (cols.size() != 3 && cols.size() != 4)
+      throw std::runtime_error(source + ":" + std::to_string(line_no) + ": malformed Malt-TAB line: " +
+                               std::to_string(cols.size()) + " column(s), expected FORM<TAB>POS<TAB>HEAD[<TAB>DEPREL]");
+    ConlluWord w;
+    w.id = static_cast<int>(cur.words.size()) + 1;
+    if (w.id == 1) start_line = line_no;
+    if (!parse_int(cols[2], w.head))
+      throw std::runtime_error(source + ":" + std::to_string(line_no) + ": HEAD \"" + cols[2] + "\" is not an integer");
+    w.form = cols[0];
+    w.xpos = cols[1];
+    if (cols.size() == 4) w.deprel = cols[3];
+    cur.words.push_back(std::move(w));
+  }
+  if (!cur.words.empty()) finish();
+  return out;
+}
+
 }  // namespace nl::data

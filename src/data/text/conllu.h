@@ -35,4 +35,10 @@ struct ConlluSentence {
 /// in order, a HEAD outside [0, n], or invalid UTF-8. A final sentence without a blank line is accepted.
 std::vector<ConlluSentence> read_conllu(const std::filesystem::path& path);
 
+/// Parses Malt-TAB text (NLTK's dependency_treebank .dp files): one word per line "FORM<TAB>POS<TAB>HEAD"
+/// with an optional 4th column DEPREL, blank lines between sentences. POS goes to `xpos` (UPOS stays
+/// empty). `source` names the text in errors, which give "source:line" for a wrong column count, a
+/// non-integer HEAD, or a HEAD outside [0, n].
+std::vector<ConlluSentence> parse_malt_tab(const std::string& text, const std::string& source);
+
 }  // namespace nl::data

@@ -9,7 +9,7 @@
 namespace nl::data {
 
 std::vector<std::string> prepare_task_names() {
-  return {"multi30k", "iwslt14", "iwslt15", "sst5", "rt", "ptb-lm", "tinyshakespeare", "ud-ewt"};
+  return {"multi30k", "iwslt14", "iwslt15", "sst5", "rt", "ptb-lm", "tinyshakespeare", "ud-ewt", "ptb-dep"};
 }
 
 nlohmann::json write_split(const PrepareOptions& opts, const std::string& name, const std::string& file,
@@ -28,7 +28,7 @@ nlohmann::json prepare_task(const std::string& task, const PrepareOptions& opts)
   if (task == "multi30k" || task == "iwslt14" || task == "iwslt15") s = prepare_mt(task, opts);
   else if (task == "sst5" || task == "rt") s = prepare_classification(task, opts);
   else if (task == "ptb-lm" || task == "tinyshakespeare") s = prepare_lm(task, opts);
-  else if (task == "ud-ewt") s = prepare_conllu(task, opts);
+  else if (task == "ud-ewt" || task == "ptb-dep") s = prepare_conllu(task, opts);
   else {
     std::string names;
     for (const auto& n : prepare_task_names()) names += (names.empty() ? "" : ", ") + n;

@@ -1,5 +1,6 @@
 // `normlab data prepare` for classification (sst5, rt), language modelling (ptb-lm, tinyshakespeare)
-// and dependency parsing (ud-ewt).
+// and dependency parsing (ud-ewt, ptb-dep).
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "data/text/lm_corpus.h"
 #include "data/text/prepare.h"
 #include "data/text/utf8.h"
+#include "data/text/zip_archive.h"
 
 namespace nl::data {
 
@@ -142,18 +144,37 @@ nlohmann::json prepare_lm(const std::string& task, const PrepareOptions& o) {
 }
 
 nlohmann::json prepare_conllu(const std::string& task, const PrepareOptions& o) {
-  (void)task;
   nlohmann::json summary;
   summary["splits"] = nlohmann::json::array();
   std::vector<std::pair<std::string, std::vector<ConlluSentence>>> splits;
-  splits.emplace_back("train", read_conllu(need(o.data_dir / "en_ewt-ud-train.conllu.gz")));
-  splits.emplace_back("valid", read_conllu(need(o.data_dir / "en_ewt-ud-dev.conllu")));
-  splits.emplace_back("test", read_conllu(need(o.data_dir / "en_ewt-ud-test.conllu")));
+  std::vector<std::string> fields{"word", "upos", "xpos", "deprel"};
+  if (task == "ud-ewt") {
+    splits.emplace_back("train", read_conllu(need(o.data_dir / "en_ewt-ud-train.conllu.gz")));
+    splits.emplace_back("valid", read_conllu(need(o.data_dir / "en_ewt-ud-dev.conllu")));
+    splits.emplace_back("test", read_conllu(need(o.data_dir / "en_ewt-ud-test.conllu")));
+  } else {  // ptb-dep: NLTK's WSJ sample, split by file number
+    fields = {"word", "xpos"};
+    splits = {{"train", {}}, {"valid", {}}, {"test", {}}};
+    auto members = read_zip(need(o.data_dir / "dependency_treebank.zip"));
+    std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    int files = 0;
+    for (const auto& m : members) {
+      auto slash = m.name.rfind('/');
+      std::string base = m.name.substr(slash == std::string::npos ? 0 : slash + 1);
+      if (base.size() != 11 || base.rfind("wsj_", 0) != 0 || base.substr(8) != ".dp") continue;
+      int num = std::stoi(base.substr(4, 4));
+      auto sents = parse_malt_tab(m.data, (o.data_dir / "dependency_treebank.zip").string() + "!" + m.name);
+      auto& dst = splits[num <= 159 ? 0 : num <= 179 ? 1 : 2].second;
+      dst.insert(dst.end(), std::make_move_iterator(sents.begin()), std::make_move_iterator(sents.end()));
+      ++files;
+    }
+    if (files == 0) throw std::runtime_error((o.data_dir / "dependency_treebank.zip").string() + ": no wsj_NNNN.dp members found");
+    summary["split"] = {{"train", "wsj_0001-0159"}, {"valid", "wsj_0160-0179"}, {"test", "wsj_0180-0199"}, {"files", files}};
+  }
   std::map<std::string, Dictionary> dicts;  // word, upos, xpos, deprel
   auto field = [](const ConlluWord& w, const std::string& f) -> const std::string& {
     return f == "word" ? w.form : f == "upos" ? w.upos : f == "xpos" ? w.xpos : w.deprel;
   };
-  const std::array<std::string, 4> fields{"word", "upos", "xpos", "deprel"};
   for (const auto& f : fields) {
     Dictionary d;
     for (const auto& s : splits[0].second)
@@ -190,8 +211,12 @@ nlohmann::json prepare_conllu(const std::string& task, const PrepareOptions& o) 
     write_split(o, name + ".head", name + ".head.bin", heads, 0, 0);
     summary["parse_stats"][name] = {{"non_projective_sentences", non_proj}, {"multiword_tokens", mwt}, {"empty_nodes", empty}};
   }
-  summary["notes"] = {"tokens = syntactic words (integer-ID lines); multiword-token lines and empty nodes skipped",
-                      "per split: <split>.{word,upos,xpos,deprel}.bin (dict.<field>.txt ids, no </s>) and <split>.head.bin (0 = ROOT)"};
+  if (task == "ud-ewt")
+    summary["notes"] = {"tokens = syntactic words (integer-ID lines); multiword-token lines and empty nodes skipped",
+                        "per split: <split>.{word,upos,xpos,deprel}.bin (dict.<field>.txt ids, no </s>) and <split>.head.bin (0 = ROOT)"};
+  else
+    summary["notes"] = {"NLTK WSJ sample (sections 00-01), no standard split: files wsj_0001-0159 / 0160-0179 / 0180-0199",
+                        "no dependency labels (UAS only); per split: <split>.{word,xpos}.bin and <split>.head.bin (0 = ROOT)"};
   return summary;
 }
 
