@@ -86,3 +86,13 @@ TEST_CASE("split_whitespace splits on Unicode whitespace like Python's str.split
   CHECK(split_whitespace("a\xC2\xA0" "b\xE3\x80\x80" "c\xE2\x80\x89" "d") == std::vector<std::string>{"a", "b", "c", "d"});
   CHECK(split_whitespace("\xC3\xA0 b").front() == "\xC3\xA0");  // à (C3 A0) is not a space
 }
+
+TEST_CASE("line reader: NUL bytes and long lines", "[data][lines][errors]") {
+  nltest::TempDir t("nul");
+  CHECK_THROWS_WITH(read_lines(t.write("bin.dat", std::string("ok\nab\0cd\n", 9))), Catch::Contains("bin.dat:2") && Catch::Contains("NUL"));
+  std::string longline(200000, 'x');
+  auto lines = read_lines(t.write("long.txt", "a\n" + longline + "\nb"));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1] == longline);
+  CHECK(lines[2] == "b");
+}

@@ -21,7 +21,6 @@ LineReader::LineReader(const std::filesystem::path& path, ReadOptions opts) : pa
   require_file(path);
   gzFile f = gzopen(path_.c_str(), "rb");
   if (!f) throw std::runtime_error(path_ + ": cannot open for reading; check its permissions");
-  gzbuffer(f, 1 << 17);
   gz_ = f;
 }
 
@@ -30,25 +29,30 @@ LineReader::~LineReader() {
 }
 
 bool LineReader::next(std::string& line) {
-  line.clear();
   gzFile f = static_cast<gzFile>(gz_);
-  char buf[8192];
-  bool got = false;
-  while (gzgets(f, buf, sizeof buf)) {
-    got = true;
-    line += buf;
-    if (!line.empty() && line.back() == '\n') break;
-  }
-  if (!got) {
-    int err = 0;
-    const char* msg = gzerror(f, &err);
-    if (err != Z_OK && err != Z_STREAM_END)
+  std::size_t nl;
+  // Buffered gzread (not gzgets) so that a NUL byte cannot silently cut a line short.
+  while ((nl = buf_.find('\n', pos_)) == std::string::npos && !eof_) {
+    buf_.erase(0, pos_);
+    pos_ = 0;
+    char chunk[1 << 16];
+    int n = gzread(f, chunk, sizeof chunk);
+    if (n < 0) {
+      int err = 0;
+      const char* msg = gzerror(f, &err);
       throw std::runtime_error(path_ + ": read error after line " + std::to_string(line_no_) + ": " + msg +
                                "; the file may be truncated or not valid gzip");
-    return false;
+    }
+    if (n == 0) eof_ = true;
+    else buf_.append(chunk, static_cast<std::size_t>(n));
   }
+  if (nl == std::string::npos) {
+    if (pos_ >= buf_.size()) return false;  // end of file (a final line without '\n' was returned before)
+    nl = buf_.size();
+  }
+  line.assign(buf_, pos_, nl - pos_);
+  pos_ = nl + 1;
   ++line_no_;
-  if (!line.empty() && line.back() == '\n') line.pop_back();
   if (!line.empty() && line.back() == '\r') line.pop_back();
   if (line_no_ == 1) had_bom_ = strip_utf8_bom(line);
   if (line.find('\0') != std::string::npos)

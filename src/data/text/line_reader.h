@@ -45,6 +45,9 @@ class LineReader {
   ReadOptions opts_;
   std::size_t line_no_ = 0;
   bool had_bom_ = false;
+  std::string buf_;       // decompressed bytes not yet returned
+  std::size_t pos_ = 0;   // start of the next line in buf_
+  bool eof_ = false;
 };
 
 /// All lines of a file (see LineReader). A final line without '\n' counts as a line; an empty file has none.
