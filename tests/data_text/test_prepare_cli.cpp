@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "data/text/dictionary.h"
+#include "data/text/line_reader.h"
+#include "data/text/sentencepiece_model.h"
 #include "data/text/token_dataset.h"
 #include "data_text/temp_dir.h"
 #include "test_paths.h"
@@ -75,4 +77,33 @@ TEST_CASE("normlab data prepare: bad input exits 1 with a clear message", "[data
   CHECK(run("data prepare iwslt15 --data '" + (t.path / "iw").string() + "' --out '" + (t.path / "o").string() + "'", t.path / "log") == 1);
   m = slurp(t.path / "log");
   CHECK(m.find("tst2012.en has 2 lines") != std::string::npos);
+}
+
+TEST_CASE("normlab data prepare multi30k: spm model + dict + binaries decode back to the raw text",
+          "[data][prepare][real][spm]") {
+  auto d = nltest::data_path("multi30k");
+  NL_SKIP_IF_MISSING(d);
+  nltest::TempDir t("prep_mt");
+  auto out = t.path / "m30k";
+  REQUIRE(run("data prepare multi30k --data '" + d.string() + "' --out '" + out.string() +
+                  "' --direction de-en --vocab-size 2000",
+              t.path / "log") == 0);
+  nl::data::TokenDataset src(out / "valid.de-en.de.bin"), tgt(out / "valid.de-en.en.bin");
+  REQUIRE(src.size() == 1014);
+  REQUIRE(tgt.size() == 1014);
+  auto dict = nl::data::Dictionary::load(out / "dict.en.txt");
+  CHECK(dict.size() == tgt.vocab_size());
+  nl::data::SentencePieceModel spm(out / "spm.model");
+  auto refs = nl::data::read_lines(d / "raw" / "val.en.gz");
+  std::size_t exact = 0, eos = 0;
+  for (int64_t i = 0; i < tgt.size(); ++i) {
+    auto ids = tgt[i];
+    eos += !ids.empty() && ids.back() == nl::data::Dictionary::kEos;
+    std::vector<std::string> pieces;
+    for (std::size_t k = 0; k + 1 < ids.size(); ++k) pieces.push_back(dict.symbol(ids[k]));
+    exact += spm.decode(pieces) == refs[static_cast<std::size_t>(i)];
+  }
+  CHECK(eos == 1014);
+  // pieces unseen in train map to <unk>, so allow a few sentences that do not decode exactly
+  CHECK(exact >= 1000);
 }
