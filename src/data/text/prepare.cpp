@@ -38,6 +38,10 @@ nlohmann::json prepare_task(const std::string& task, const PrepareOptions& opts)
   s["data"] = opts.data_dir.string();
   s["out"] = opts.out_dir.string();
   s["format"] = "NLTOKDS1 (docs/data-format.md)";
+  s["options"] = {{"direction", opts.direction},   {"subword", opts.subword},     {"vocab_size", opts.vocab_size},
+                  {"joint", opts.joint},           {"threshold", opts.threshold}, {"nwords", opts.nwords},
+                  {"padding_factor", opts.padding_factor}, {"seed", opts.seed}, {"text", opts.text},
+                  {"format", opts.format},         {"copy", opts.copy}};
   std::ofstream f(opts.out_dir / "summary.json");
   f << s.dump(2) << "\n";
   if (!f) throw std::runtime_error((opts.out_dir / "summary.json").string() + ": write failed");
