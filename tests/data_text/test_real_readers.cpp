@@ -9,6 +9,7 @@
 #include "data/text/line_reader.h"
 #include "data/text/parallel_text.h"
 #include "data/text/utf8.h"
+#include "data_text/temp_dir.h"
 #include "test_paths.h"
 
 using namespace nl::data;
@@ -97,6 +98,12 @@ TEST_CASE("sst5: malformed lines name file and line", "[data][cls][errors]") {
   CHECK_THROWS_WITH(parse_sst_tree("(3 (2 a) (2 b)"), Catch::Contains("unbalanced"));
   CHECK_THROWS_WITH(parse_sst_tree("(x (2 a))"), Catch::Contains("not an integer"));
   CHECK(parse_sst_tree("(3 (2 The) (4 (2 Rock) (3 rocks)))").leaves == std::vector<std::string>{"The", "Rock", "rocks"});
+  nltest::TempDir t("sst_err");
+  CHECK_THROWS_WITH(read_sst_tree_file(t.write("trees.txt", "(3 (2 ok))\n(3 (2 broken)\n")),
+                    Catch::Contains("trees.txt:2") && Catch::Contains("unbalanced"));
+  CHECK_THROWS_WITH(read_label_sentence_file(t.write("s.txt", "4 ||| fine\n7 ||| bad label\n")),
+                    Catch::Contains("s.txt:2") && Catch::Contains("outside [0, 5)"));
+  CHECK_THROWS_WITH(read_label_sentence_file(t.write("n.txt", "no separator here\n")), Catch::Contains("n.txt:1"));
 }
 
 TEST_CASE("rt: 5331 + 5331 sentences, both copies, and a seeded 8608/964/1089 split", "[data][real][cls]") {
