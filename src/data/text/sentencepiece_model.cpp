@@ -1,0 +1,91 @@
+#include "data/text/sentencepiece_model.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+// Exported by libsentencepiece but not declared in its public headers (0.1.97).
+namespace sentencepiece {
+void SetRandomGeneratorSeed(unsigned int seed);
+namespace logging { void SetMinLogLevel(int v); }
+}  // namespace sentencepiece
+
+namespace nl::data {
+
+namespace {
+class VectorIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit VectorIterator(const std::vector<std::string>& v) : v_(v) {}
+  bool done() const override { return i_ >= v_.size(); }
+  void Next() override { ++i_; }
+  const std::string& value() const override { return v_[i_]; }
+  sentencepiece::util::Status status() const override { return sentencepiece::util::Status(); }
+
+ private:
+  const std::vector<std::string>& v_;
+  std::size_t i_ = 0;
+};
+}  // namespace
+
+void train_sentencepiece(const std::vector<std::string>& sentences, const std::filesystem::path& model_path,
+                         const SentencePieceOptions& o) {
+  if (o.model_type != "bpe" && o.model_type != "unigram")
+    throw std::runtime_error("sentencepiece: model type \"" + o.model_type + "\" not supported; use bpe or unigram");
+  if (sentences.empty()) throw std::runtime_error("sentencepiece: no training sentences");
+  sentencepiece::logging::SetMinLogLevel(1);  // warnings and errors only
+  sentencepiece::SetRandomGeneratorSeed(o.seed);
+  std::unordered_map<std::string, std::string> kw{
+      {"model_type", o.model_type},
+      {"vocab_size", std::to_string(o.vocab_size)},
+      {"character_coverage", std::to_string(o.character_coverage)},
+      {"byte_fallback", o.byte_fallback ? "true" : "false"},
+      {"normalization_rule_name", o.normalization},
+      {"num_threads", std::to_string(o.num_threads)},
+      {"hard_vocab_limit", "false"},
+      {"max_sentence_length", "100000"}};
+  if (o.input_sentence_size > 0) {
+    kw["input_sentence_size"] = std::to_string(o.input_sentence_size);
+    kw["shuffle_input_sentence"] = "true";
+  }
+  VectorIterator it(sentences);
+  std::string proto;
+  auto st = sentencepiece::SentencePieceTrainer::Train(kw, &it, &proto);
+  if (!st.ok())
+    throw std::runtime_error("sentencepiece training failed: " + st.ToString() +
+                             " (try a smaller --vocab-size or more training text)");
+  std::ofstream f(model_path, std::ios::binary);
+  if (!f) throw std::runtime_error(model_path.string() + ": cannot open for writing");
+  f.write(proto.data(), static_cast<std::streamsize>(proto.size()));
+  if (!f) throw std::runtime_error(model_path.string() + ": write failed");
+}
+
+SentencePieceModel::SentencePieceModel(const std::filesystem::path& model_path)
+    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()), path_(model_path.string()) {
+  if (!std::filesystem::exists(model_path))
+    throw std::runtime_error(path_ + ": SentencePiece model not found; train one first (normlab data prepare)");
+  auto st = sp_->Load(path_);
+  if (!st.ok()) throw std::runtime_error(path_ + ": not a SentencePiece model: " + st.ToString());
+}
+
+SentencePieceModel::~SentencePieceModel() = default;
+
+std::vector<std::string> SentencePieceModel::encode(const std::string& text) const {
+  std::vector<std::string> pieces;
+  auto st = sp_->Encode(text, &pieces);
+  if (!st.ok()) throw std::runtime_error(path_ + ": encode failed: " + st.ToString());
+  return pieces;
+}
+
+std::string SentencePieceModel::decode(const std::vector<std::string>& pieces) const {
+  std::string out;
+  auto st = sp_->Decode(pieces, &out);
+  if (!st.ok()) throw std::runtime_error(path_ + ": decode failed: " + st.ToString());
+  return out;
+}
+
+int SentencePieceModel::size() const { return sp_->GetPieceSize(); }
+
+}  // namespace nl::data
