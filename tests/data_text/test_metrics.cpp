@@ -8,7 +8,10 @@
 #include "data/metrics/bleu.h"
 #include "data/metrics/scores.h"
 #include "data/text/line_reader.h"
+#include "data/text/utf8.h"
+#include "data_text/bleu_fixture.h"
 #include "data_text/temp_dir.h"
+#include "test_paths.h"
 
 using namespace nl::metrics;
 
@@ -44,14 +47,34 @@ TEST_CASE("BLEU: perfect hypothesis = 100, empty hypothesis = 0, mismatched coun
 }
 
 TEST_CASE("BLEU: fixture matches nltk corpus_bleu, cased and case-insensitive", "[data][bleu]") {
+  // References: first 100 lines of the shared Multi30k test set, read at run time (never copied into the
+  // repo); hypotheses: the deterministic corruption of tests/fixtures/bleu/make_fixture.py (bleu_fixture.h).
   nlohmann::json exp;
   std::ifstream(fixture("expected.json")) >> exp;
+  const auto src = nltest::data_path(exp.at("source").get<std::string>());
+  NL_SKIP_IF_MISSING(src);
+  const auto n = exp.at("num_lines").get<std::size_t>();
+  std::vector<std::string> refs;
+  {
+    nl::data::LineReader r(src);
+    std::string line;
+    while (refs.size() < n && r.next(line)) refs.push_back(line);
+  }
+  REQUIRE(refs.size() == n);
+  namespace bf = nltest::bleu_fixture;
+  INFO("references: " << src.string());
+  REQUIRE(bf::fnv1a64_hex(bf::join(refs, "\n")) == exp.at("refs_fnv1a64").get<std::string>());
+  const auto hyps = bf::corrupt(refs, exp.at("seed").get<uint64_t>());
+  // the C++ corruption reproduces make_fixture.py's hypotheses exactly
+  REQUIRE(bf::fnv1a64_hex(bf::join(hyps, "\n")) == exp.at("hyps_fnv1a64").get<std::string>());
+  for (const auto& h : hyps) CHECK(nl::data::split_whitespace(h).size() >= 4);
   for (auto [key, lc] : {std::pair{"cased", false}, {"lowercased", true}}) {
-    auto b = corpus_bleu_files(fixture("hyp.txt"), fixture("ref.txt"), lc);
+    INFO(key);
+    auto b = corpus_bleu(hyps, refs, lc);
     const auto& e = exp.at(key);
     CHECK(b.score == Approx(e.at("bleu").get<double>()).epsilon(1e-9));
-    for (int n = 0; n < 4; ++n) CHECK(b.precisions[n] == Approx(e.at("precisions")[n].get<double>()).epsilon(1e-9));
-    CHECK(b.brevity_penalty == Approx(e.at("bp").get<double>()).epsilon(1e-12));
+    for (int k = 0; k < 4; ++k) CHECK(b.precisions[k] == Approx(e.at("precisions")[k].get<double>()).epsilon(1e-9));
+    CHECK(b.brevity_penalty == Approx(e.at("bp").get<double>()).epsilon(1e-9));
     CHECK(b.hyp_len == e.at("hyp_len").get<int64_t>());
     CHECK(b.ref_len == e.at("ref_len").get<int64_t>());
   }
