@@ -117,6 +117,7 @@ void save_checkpoint(const fs::path& path, const TensorMap& tensors, const json&
 
 Checkpoint load_checkpoint(const fs::path& path) {
   auto fail = [&](const std::string& m) { fail_at(path, m); };
+  if (fs::is_directory(path)) fail("is a directory, expected a checkpoint file");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(std::string("cannot open: ") + (fs::exists(path) ? std::strerror(errno) : "no such file"));
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -162,6 +162,7 @@ TEST_CASE("checkpoint: truncated and corrupt files give clear errors", "[checkpo
   const std::string prefix = "checkpoint '" + p.string() + "': ";
 
   CHECK_THROWS_WITH(load_checkpoint(d.path / "missing.safetensors"), Contains("no such file"));
+  CHECK_THROWS_WITH(load_checkpoint(d.path), Contains("is a directory"));
   spit(p, "");
   CHECK_THAT(err(), Contains(prefix) && Contains("too short"));
 
