@@ -113,7 +113,7 @@ TEST_CASE("checkpoint: on-disk layout is safetensors", "[checkpoint]") {
   CHECK(b[1] == 2.5);
 }
 
-TEST_CASE("checkpoint: atomic overwrite; a failed write leaves the old file intact", "[checkpoint]") {
+TEST_CASE("checkpoint: atomic overwrite, a failed write leaves the old file intact", "[checkpoint]") {
   TempDir d;
   const fs::path p = d.path / "ck.safetensors";
   save_checkpoint(p, {{"x", Tensor::full({4}, 1.0)}}, {{"step", 1}});
