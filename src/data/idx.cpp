@@ -84,15 +84,20 @@ std::vector<int64_t> parse_header(const fs::path& p, const std::vector<uint8_t>&
     fail(p, "truncated: expected at least " + std::to_string(hdr) + " header bytes, got " + std::to_string(b.size()));
   std::vector<int64_t> dims;
   uint64_t total = 1;
+  bool too_big = false;  // over 1 TiB: stop multiplying (a corrupt header must not overflow the product)
   for (int i = 0; i < ndim; ++i) {
     const uint32_t d = be32(b.data() + 4 + 4 * i);
     if (d == 0) fail(p, "dimension " + std::to_string(i) + " is 0");
     dims.push_back(d);
-    total *= d;
+    if (!too_big) total *= d;
+    if (total > (1ull << 40)) too_big = true;
   }
-  const uint64_t expected = hdr + total;
   std::string dimstr;
   for (size_t i = 0; i < dims.size(); ++i) dimstr += (i ? "×" : "") + std::to_string(dims[i]);
+  if (too_big)
+    fail(p, "corrupt header: dims " + dimstr + " declare over 1 TiB of data but the file holds " +
+                std::to_string(b.size()) + " bytes; re-download or re-install the file");
+  const uint64_t expected = hdr + total;
   if (b.size() < expected)
     fail(p, "truncated: expected " + std::to_string(expected) + " bytes (" + std::to_string(hdr) + "-byte header + " +
                 dimstr + " bytes of data), got " + std::to_string(b.size()) + "; re-download or re-install the file");

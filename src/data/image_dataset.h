@@ -69,6 +69,7 @@ class Batcher {
   Batcher(ImageDataset data, int64_t batch_size, uint64_t seed, bool shuffle = true, bool drop_last = false);
   /// Reorders for `epoch` (the constructor starts at epoch 0) and rewinds next().
   void set_epoch(uint64_t epoch);
+  /// The current epoch (as last given to set_epoch).
   uint64_t epoch() const { return epoch_; }
   /// Batches per epoch: ceil(N / B), or floor(N / B) with drop_last.
   int64_t num_batches() const;
@@ -79,6 +80,7 @@ class Batcher {
   bool next(Batch& out);
   /// Dataset indices in this epoch's order.
   const std::vector<int64_t>& order() const { return order_; }
+  /// The data set batched (contiguous views of the one given).
   const ImageDataset& data() const { return data_; }
 
  private:

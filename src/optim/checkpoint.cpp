@@ -117,6 +117,7 @@ void save_checkpoint(const fs::path& path, const TensorMap& tensors, const json&
 
 Checkpoint load_checkpoint(const fs::path& path) {
   auto fail = [&](const std::string& m) { fail_at(path, m); };
+  if (fs::is_directory(path)) fail("is a directory, expected a checkpoint file");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(std::string("cannot open: ") + (fs::exists(path) ? std::strerror(errno) : "no such file"));
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -227,6 +228,64 @@ Checkpoint load_checkpoint(const fs::path& path) {
     }
   }
   return ck;
+}
+
+TensorMap average_tensor_maps(const std::vector<TensorMap>& maps) {
+  if (maps.empty()) throw std::invalid_argument("average_tensor_maps: no tensor maps given");
+  const TensorMap& first = maps[0];
+  for (size_t m = 1; m < maps.size(); ++m) {
+    for (const auto& [k, t] : maps[m])
+      if (!first.count(k))
+        throw std::invalid_argument("average_tensor_maps: tensor '" + k + "' of map " + std::to_string(m) +
+                                    " is not in map 0");
+  }
+  TensorMap out;
+  for (const auto& [k, t0] : first) {
+    std::vector<Tensor> ts;
+    for (size_t m = 0; m < maps.size(); ++m) {
+      auto it = maps[m].find(k);
+      if (it == maps[m].end())
+        throw std::invalid_argument("average_tensor_maps: tensor '" + k + "' is missing from map " + std::to_string(m));
+      const Tensor& t = it->second;
+      if (t.shape() != t0.shape() || t.dtype() != t0.dtype())
+        throw std::invalid_argument("average_tensor_maps: tensor '" + k + "' is " + dtype_name(t.dtype()) + " " +
+                                    shape_str(t.shape()) + " in map " + std::to_string(m) + " but " +
+                                    dtype_name(t0.dtype()) + " " + shape_str(t0.shape()) + " in map 0");
+      ts.push_back(t);
+    }
+    if (t0.dtype() == DType::Int64) {
+      const auto v0 = t0.to_vector<int64_t>();
+      for (size_t m = 1; m < ts.size(); ++m)
+        if (ts[m].to_vector<int64_t>() != v0)
+          throw std::invalid_argument("average_tensor_maps: int64 tensor '" + k + "' differs between map 0 and map " +
+                                      std::to_string(m) + " (integer tensors are not averaged)");
+      out[k] = t0.to(Device::cpu()).clone();
+      continue;
+    }
+    std::vector<double> acc = ts[0].to_vector<double>();
+    for (size_t m = 1; m < ts.size(); ++m) {
+      const auto v = ts[m].to_vector<double>();
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] += v[i];
+    }
+    for (double& a : acc) a /= (double)ts.size();
+    out[k] = Tensor::from_vector<double>(acc, t0.shape()).to(t0.dtype());
+  }
+  return out;
+}
+
+TensorMap average_checkpoints(const std::vector<fs::path>& paths, const std::string& prefix) {
+  if (paths.empty()) throw std::invalid_argument("average_checkpoints: no checkpoint paths given");
+  std::vector<TensorMap> maps;
+  for (const auto& p : paths) {
+    TensorMap sel;
+    for (auto& [k, t] : load_checkpoint(p).tensors)
+      if (k.compare(0, prefix.size(), prefix) == 0) sel[k] = t;
+    if (sel.empty())
+      throw std::invalid_argument("average_checkpoints: checkpoint '" + p.string() + "' has no tensor whose name starts with '" +
+                                  prefix + "'");
+    maps.push_back(std::move(sel));
+  }
+  return average_tensor_maps(maps);
 }
 
 }  // namespace nl

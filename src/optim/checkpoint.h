@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -47,5 +48,17 @@ void save_checkpoint(const std::filesystem::path& path, const TensorMap& tensors
 /// being strings and the "normlab" entry being valid JSON. Throws std::runtime_error whose message
 /// starts with "checkpoint '<path>': " and names the problem (e.g. "truncated", the tensor name).
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+/// Element-wise mean of tensor maps with identical keys, shapes and dtypes (fairseq's
+/// scripts/average_checkpoints.py): float tensors are summed in double and divided by the count,
+/// then stored in their own dtype; int64 tensors must be equal in every map and are copied.
+/// Throws std::invalid_argument naming the first key that is missing, extra or mismatched.
+TensorMap average_tensor_maps(const std::vector<TensorMap>& maps);
+
+/// Loads each checkpoint and averages the tensors whose name starts with `prefix` (default
+/// "model.": the weights, not optimizer state) with average_tensor_maps. The JSON metadata is not
+/// merged (callers keep the last checkpoint's if they need it). Throws what load_checkpoint and
+/// average_tensor_maps throw, and std::invalid_argument for an empty list or no matching tensor.
+TensorMap average_checkpoints(const std::vector<std::filesystem::path>& paths, const std::string& prefix = "model.");
 
 }  // namespace nl

@@ -44,6 +44,7 @@ class Optimizer {
   void set_lr(double lr);
   /// lr of group `g` (default: the first group).
   double lr(size_t g = 0) const;
+  /// The groups (lr and weight_decay may be edited between steps; do not add or remove parameters).
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
   /// "adam", "adamw" or "sgd".
@@ -91,10 +92,14 @@ struct AdamOptions {
 /// with t the parameter's own step count. Uses the backend's fused adam_step kernel.
 class Adam : public Optimizer {
  public:
+  /// One group holding `params`. Throws std::invalid_argument for an undefined, non-leaf or int64
+  /// parameter, or betas outside [0, 1) / a negative eps.
   explicit Adam(std::vector<Variable> params, AdamOptions opts = {});
+  /// Several groups; a group's NaN lr / weight_decay take opts.lr / opts.weight_decay.
   Adam(std::vector<ParamGroup> groups, AdamOptions opts = {});
   void step() override;
   std::string type_name() const override { return decoupled_ ? "adamw" : "adam"; }
+  /// Constructor options (lr / weight_decay there are only the groups' defaults).
   const AdamOptions& options() const { return opts_; }
 
  protected:
@@ -110,6 +115,7 @@ class Adam : public Optimizer {
 /// AdamOptions::weight_decay is used as given (pass 0.01 for torch's AdamW default).
 class AdamW : public Adam {
  public:
+  /// As Adam's constructors.
   explicit AdamW(std::vector<Variable> params, AdamOptions opts = {});
   AdamW(std::vector<ParamGroup> groups, AdamOptions opts = {});
 };
@@ -129,10 +135,13 @@ struct SGDOptions {
 /// Throws std::invalid_argument for nesterov without momentum or with nonzero dampening (as torch).
 class SGD : public Optimizer {
  public:
+  /// One group holding `params` (same parameter checks as Adam).
   explicit SGD(std::vector<Variable> params, SGDOptions opts = {});
+  /// Several groups; a group's NaN lr / weight_decay take opts.lr / opts.weight_decay.
   SGD(std::vector<ParamGroup> groups, SGDOptions opts = {});
   void step() override;
   std::string type_name() const override { return "sgd"; }
+  /// Constructor options (lr / weight_decay there are only the groups' defaults).
   const SGDOptions& options() const { return opts_; }
 
  protected:

@@ -34,7 +34,7 @@ TEST_CASE("batcher: mt19937_64 is the standard's generator (cross-platform preco
   CHECK(g() == 9981545732273789042ull);
 }
 
-TEST_CASE("batcher: every index exactly once per epoch; batch contents match indices", "[data][batcher]") {
+TEST_CASE("batcher: every index exactly once per epoch, batch contents match indices", "[data][batcher]") {
   Batcher b(toy(10), 3, /*seed=*/1);
   CHECK(b.num_batches() == 4);
   std::multiset<int64_t> seen;
@@ -62,7 +62,7 @@ TEST_CASE("batcher: every index exactly once per epoch; batch contents match ind
   CHECK_THROWS_WITH(drop.batch(3), Contains("batch 3 of 3"));
 }
 
-TEST_CASE("batcher: same seed → same batches; another epoch or seed → another order", "[data][batcher]") {
+TEST_CASE("batcher: same seed → same batches, another epoch or seed → another order", "[data][batcher]") {
   Batcher a(toy(1000), 32, 7), b(toy(1000), 32, 7), c(toy(1000), 32, 8);
   const auto e0 = epoch_order(a);
   CHECK(e0 == epoch_order(b));

@@ -166,7 +166,10 @@ TEST_CASE("idx: truncated, corrupt, wrong-magic and out-of-range files give clea
   CHECK_THAT(error_of([&] { read_idx_labels(p); }), Contains("label 12 at index 1 is outside 0..9"));
   write_plain(p, be32(0x803) + be32(0) + be32(28) + be32(28));
   CHECK_THAT(error_of([&] { read_idx_images(p); }), Contains("dimension 0 is 0"));
+  write_plain(p, be32(0x803) + be32(0xFFFFFFFF) + be32(0xFFFFFFFF) + be32(0xFFFFFFFF) + "abcd");
+  CHECK_THAT(error_of([&] { read_idx_images(p); }), Contains("corrupt header") && Contains("4294967295×4294967295"));
   CHECK_THAT(error_of([&] { read_idx_images(d.path / "nope.gz"); }), Contains("file not found"));
+  CHECK_THAT(error_of([&] { read_idx_images(d.path); }), Contains("is a directory"));
 
   // gzip: cut short, and corrupted in the middle of the compressed stream.
   const fs::path g = d.path / "x-idx3-ubyte.gz";

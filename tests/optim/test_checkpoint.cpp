@@ -49,7 +49,7 @@ void write_raw(const fs::path& p, const std::string& header, size_t data_bytes) 
 
 template <typename T> bool same_bits(const Tensor& a, const Tensor& b) {
   auto x = a.to_vector<T>(), y = b.to_vector<T>();
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
 }
 }  // namespace
 
@@ -113,7 +113,7 @@ TEST_CASE("checkpoint: on-disk layout is safetensors", "[checkpoint]") {
   CHECK(b[1] == 2.5);
 }
 
-TEST_CASE("checkpoint: atomic overwrite; a failed write leaves the old file intact", "[checkpoint]") {
+TEST_CASE("checkpoint: atomic overwrite, a failed write leaves the old file intact", "[checkpoint]") {
   TempDir d;
   const fs::path p = d.path / "ck.safetensors";
   save_checkpoint(p, {{"x", Tensor::full({4}, 1.0)}}, {{"step", 1}});
@@ -162,6 +162,7 @@ TEST_CASE("checkpoint: truncated and corrupt files give clear errors", "[checkpo
   const std::string prefix = "checkpoint '" + p.string() + "': ";
 
   CHECK_THROWS_WITH(load_checkpoint(d.path / "missing.safetensors"), Contains("no such file"));
+  CHECK_THROWS_WITH(load_checkpoint(d.path), Contains("is a directory"));
   spit(p, "");
   CHECK_THAT(err(), Contains(prefix) && Contains("too short"));
 
@@ -205,4 +206,32 @@ TEST_CASE("checkpoint: truncated and corrupt files give clear errors", "[checkpo
   CHECK_THAT(err(), Contains("__metadata__ entry 'normlab' is not a string"));
   write_raw(p, R"({"__metadata__":{"normlab":"{oops"}})", 0);
   CHECK_THAT(err(), Contains("metadata entry 'normlab' is not valid JSON"));
+}
+
+TEST_CASE("checkpoint: averaging checkpoints (fairseq average_checkpoints)", "[checkpoint]") {
+  TempDir d;
+  std::vector<fs::path> paths;
+  for (int i = 0; i < 3; ++i) {
+    paths.push_back(d.path / ("ck" + std::to_string(i) + ".safetensors"));
+    save_checkpoint(paths.back(),
+                    {{"model.w", Tensor::from_vector<float>({1.f + i, 10.f * i}, {2})},
+                     {"model.d", Tensor::from_vector<double>({0.1 * i}, {1})},
+                     {"model.n", Tensor::from_vector<int64_t>({7}, {1})},
+                     {"optimizer.g0.p0.exp_avg", Tensor::full({2}, (double)i)}},
+                    {{"step", i}});
+  }
+  TensorMap avg = average_checkpoints(paths);
+  CHECK(avg.size() == 3);  // optimizer state is not averaged
+  CHECK(avg.at("model.w").to_vector<float>() == std::vector<float>{2.f, 10.f});
+  CHECK(avg.at("model.w").dtype() == DType::Float32);
+  CHECK(avg.at("model.d").to_vector<double>()[0] == Approx(0.1));
+  CHECK(avg.at("model.n").to_vector<int64_t>() == std::vector<int64_t>{7});
+  CHECK_THROWS_WITH(average_tensor_maps({{{"a", Tensor::zeros({2})}}, {{"a", Tensor::zeros({3})}}}),
+                    Contains("tensor 'a' is float32 [3] in map 1 but float32 [2] in map 0"));
+  CHECK_THROWS_WITH(average_tensor_maps({{{"a", Tensor::zeros({2})}}, {{"b", Tensor::zeros({2})}}}),
+                    Contains("'b' of map 1 is not in map 0"));
+  CHECK_THROWS_WITH(average_tensor_maps({{{"n", Tensor::from_vector<int64_t>({1}, {1})}},
+                                         {{"n", Tensor::from_vector<int64_t>({2}, {1})}}}),
+                    Contains("int64 tensor 'n' differs"));
+  CHECK_THROWS_WITH(average_checkpoints(paths, "encoder."), Contains("has no tensor whose name starts with 'encoder.'"));
 }

@@ -36,7 +36,7 @@ TEST_CASE("clip: total norm over all grads and torch's rescaling with the 1e-6",
   CHECK(!none.grad().defined());
 }
 
-TEST_CASE("clip: below max_norm leaves grads untouched; float32 norm accumulated in double", "[optim][clip]") {
+TEST_CASE("clip: below max_norm leaves grads untouched, float32 norm accumulated in double", "[optim][clip]") {
   Variable a = with_grad({0.3, 0.4});
   const Tensor before = a.grad();
   CHECK(clip_grad_norm_({a}, 1.0) == Approx(0.5));
@@ -88,7 +88,7 @@ TEST_CASE("accumulate: fairseq style sums then divides by the total sample size"
   CHECK(w.grad().item() == Approx(3.75));
 }
 
-TEST_CASE("accumulate: drives an optimizer every k micro-batches; errors", "[optim][accumulate]") {
+TEST_CASE("accumulate: drives an optimizer every k micro-batches, errors", "[optim][accumulate]") {
   Variable w(Tensor::full({1}, 1.0, DType::Float64), true);
   SGD opt({w}, SGDOptions{.lr = 0.1});
   GradAccumulator acc({w}, 3);

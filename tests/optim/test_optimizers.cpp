@@ -161,7 +161,7 @@ TEST_CASE("optim: SGD plain, momentum + weight decay, Nesterov, dampening", "[op
                     Contains("zero dampening"));
 }
 
-TEST_CASE("optim: step skips parameters without grad; zero_grad drops grads; version bump", "[optim]") {
+TEST_CASE("optim: step skips parameters without grad, zero_grad drops grads, version bump", "[optim]") {
   Variable a = param(), b = param();
   Adam opt({a, b}, AdamOptions{.lr = 0.1});
   a.set_grad(Tensor::from_vector<double>(kGrads[0], {3}));
