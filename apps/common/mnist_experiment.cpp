@@ -244,7 +244,10 @@ MnistRunResult run_mnist(const MnistRunConfig& cfg, const nl::MnistLikeSplits& d
       }
       if (cfg.max_steps > 0 && st.updates >= cfg.max_steps) {
         stop = true;
-        if (!end_of_epoch) validate((double)st.epoch + (double)(i + 1) / (double)per_epoch);
+        if (!end_of_epoch) {
+          validate((double)st.epoch + (double)(i + 1) / (double)per_epoch);
+          if (write) save_state(last_path, model, opt, cfg, st);
+        }
         break;
       }
     }

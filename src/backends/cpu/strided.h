@@ -55,6 +55,7 @@ inline int64_t ref_numel(const Coalesced<N>& c) {
 /// Element sizes come from each Desc's dtype.
 template <int N, typename Row>
 void for_each_row(const Desc* const (&d)[N], Row&& row) {
+  if (d[0]->numel() == 0) return;  // nothing to do (and no division by a zero extent below)
   Coalesced<N> c = coalesce<N>(d);
   int64_t esz[N];
   for (int k = 0; k < N; ++k) esz[k] = (int64_t)dtype_size(d[k]->dtype);
