@@ -126,7 +126,7 @@ MnistRunResult run_mnist(const MnistRunConfig& cfg, const nl::MnistLikeSplits& d
   nl::Adam opt(model.parameters(), nl::AdamOptions{cfg.lr});
   nl::Batcher train(data.train, cfg.batch_size, cfg.seed);
   const int64_t per_epoch = train.num_batches();
-  const int64_t eval_every = cfg.eval_every > 0 ? cfg.eval_every : std::max<int64_t>(1, per_epoch / 4);
+  const int64_t eval_every = std::max<int64_t>(1, cfg.eval_every);
 
   RunState st;
   const bool write = !cfg.out.empty();
@@ -232,7 +232,9 @@ MnistRunResult run_mnist(const MnistRunConfig& cfg, const nl::MnistLikeSplits& d
         loss_n = 0;
       }
       const bool end_of_epoch = i + 1 == per_epoch;
-      if (st.updates % eval_every == 0 || end_of_epoch)
+      // Default: at each quarter of the epoch (the last quarter ends with the epoch).
+      const bool due = cfg.eval_every > 0 ? st.updates % eval_every == 0 : (i + 1) * 4 / per_epoch != i * 4 / per_epoch;
+      if (due || end_of_epoch)
         validate((double)st.epoch + (double)(i + 1) / (double)per_epoch);
       if (write && (st.updates % cfg.save_every == 0 || end_of_epoch)) {
         RunState s2 = st;
