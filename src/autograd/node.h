@@ -32,6 +32,7 @@ struct Node {
   Shape out_shape;
   DType out_dtype = DType::Float32;
   Tensor grad_out;               ///< accumulated during a backward pass
+  std::weak_ptr<VariableImpl> output;  ///< the variable this node produced (for retain_grad)
   bool released = false;         ///< saved tensors freed by a backward without retain_graph
 
   /// Records `t` as saved for backward (its current version) and returns it.

@@ -108,6 +108,7 @@ Variable make_result(Tensor out, const char* name, const std::vector<Variable>& 
   auto impl = std::make_shared<VariableImpl>();
   impl->data = std::move(out);
   impl->requires_grad = true;
+  n->output = impl;
   impl->grad_fn = std::move(n);
   return Variable::from_impl(std::move(impl));
 }

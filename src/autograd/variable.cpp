@@ -53,6 +53,12 @@ Variable& Variable::requires_grad_(bool on) {
   return *this;
 }
 
+Variable& Variable::retain_grad() {
+  if (!impl_) throw std::logic_error("use of an undefined Variable");
+  impl_->retain_grad = true;
+  return *this;
+}
+
 const std::string& Variable::name() const {
   static const std::string empty;
   return impl_ ? impl_->name : empty;
@@ -113,6 +119,8 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
   for (Node* n : order) {
     Tensor go = std::move(n->grad_out);
     n->grad_out = Tensor();
+    if (go.defined())
+      if (auto out = n->output.lock(); out && out->retain_grad) accumulate(out->grad, go);
     if (!go.defined() || n->is_detach) {
       if (!retain_graph) n->release();
       continue;

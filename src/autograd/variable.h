@@ -18,6 +18,7 @@ struct VariableImpl {
   bool requires_grad = false;
   std::shared_ptr<Node> grad_fn;   ///< producer on the tape; null for leaves
   std::string name;                ///< optional label shown by Tape::dump (parameters get theirs)
+  bool retain_grad = false;        ///< keep dL/d(data) of a non-leaf after backward (retain_grad())
 };
 
 class Variable {
@@ -38,6 +39,9 @@ class Variable {
   void zero_grad();
   bool requires_grad() const { return impl_ && impl_->requires_grad; }
   Variable& requires_grad_(bool on = true);
+  /// Asks backward() to store this non-leaf's gradient in grad() too (as torch's retain_grad);
+  /// how probes read the gradient arriving at and leaving a layer. No effect on leaves.
+  Variable& retain_grad();
   bool is_leaf() const { return !impl_ || !impl_->grad_fn; }
   Node* grad_fn() const { return impl_ ? impl_->grad_fn.get() : nullptr; }
   const std::string& name() const;

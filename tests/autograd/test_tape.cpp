@@ -124,3 +124,16 @@ TEST_CASE("gradcheck: elementwise, broadcasting and views in float64", "[autogra
   check([](auto& v) { return softmax(v[0], 0) + log_softmax(v[0], 1); }, {a});
   check([](auto& v) { return where(gt(v[0].data(), 0.0), v[0], exp(v[0])); }, {a});
 }
+
+TEST_CASE("autograd: retain_grad keeps a non-leaf's gradient", "[autograd]") {
+  Variable x = leaf64({1, 2, 3}, {3});
+  Variable h = mul(x, x);  // h = x^2
+  h.retain_grad();
+  Variable y = sum(affine(h, 3.0, 0.0));  // dy/dh = 3
+  y.backward();
+  CHECK(h.grad().to_vector<double>() == std::vector<double>{3, 3, 3});
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{6, 12, 18});
+  Variable h2 = mul(x, x);
+  sum(h2).backward();
+  CHECK(!h2.grad().defined());  // not asked for: not kept
+}
