@@ -78,6 +78,8 @@ Variable cat(const std::vector<Variable>& xs, int64_t dim);
 Variable stack(const std::vector<Variable>& xs, int64_t dim);
 /// Entries of x along `dim` at a 1-d int64 index (repeats allowed; gradients add up).
 Variable index_select(const Variable& x, int64_t dim, const Tensor& index);
+/// torch.gather along `dim` (see nl::gather(Tensor...)); the gradient scatter-adds back.
+Variable gather(const Variable& x, int64_t dim, const Tensor& index);
 /// table[ids]: table [V, D], ids int64 of any shape -> [*ids.shape, D].
 Variable embedding(const Variable& table, const Tensor& ids);
 

@@ -130,6 +130,11 @@ class Backend {
   virtual void index_select_rows(const Desc& out, const Desc& table, const Desc& idx) = 0;
   /// table[idx[i], :] += src[i, :] (embedding backward).
   virtual void index_add_rows(const Desc& table, const Desc& idx, const Desc& src) = 0;
+  /// out[r, k] = in[r, idx[r, k]] for contiguous in [R, C] and int64 idx [R, K]; throws on an index
+  /// outside [0, C).
+  virtual void gather_rows(const Desc& out, const Desc& in, const Desc& idx) = 0;
+  /// gin[r, idx[r, k]] += g[r, k]: the adjoint of gather_rows.
+  virtual void scatter_add_rows(const Desc& gin, const Desc& idx, const Desc& g) = 0;
   /// Fused cross-entropy over contiguous logits [N, C], targets int64 [N]: loss[i] (0 when target ==
   /// ignore_index) and the softmax probabilities saved for backward (Szegedy et al. 2016 smoothing).
   virtual void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,

@@ -93,6 +93,9 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
 /// Rows of `x` (along dim) at int64 `index` (1-d).
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+/// torch.gather: out[..., i, ...] = x[..., index[..., i, ...], ...] along `dim`; index is int64 with
+/// x's number of dims and x's extents except along `dim`. Throws on other shapes or out-of-range ids.
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 /// table[ids] for table [V, D] and int64 ids of any shape: result [*ids.shape, D].
 Tensor embedding(const Tensor& table, const Tensor& ids);
 

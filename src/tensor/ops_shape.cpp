@@ -51,6 +51,21 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return out.transpose(0, d).contiguous();
 }
 
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  if (index.dtype() != DType::Int64 || index.dim() != x.dim())
+    throw std::invalid_argument("gather: index must be int64 with " + std::to_string(x.dim()) + " dims, got " +
+                                dtype_name(index.dtype()) + " " + shape_str(index.shape()));
+  const int d = wrap_dim(dim, x.dim(), "gather");
+  for (int i = 0; i < x.dim(); ++i)
+    if (i != d && index.size(i) != x.size(i))
+      throw std::invalid_argument("gather: index " + shape_str(index.shape()) + " must match input " +
+                                  shape_str(x.shape()) + " outside dim " + std::to_string(d));
+  Tensor xt = x.transpose(d, -1).contiguous(), it = index.transpose(d, -1).contiguous();
+  Tensor out = Tensor::empty(it.shape(), x.dtype(), x.device());
+  backend_for(x.device().type).gather_rows(out.desc(), xt.desc(), it.desc());
+  return out.transpose(d, -1).contiguous();
+}
+
 Tensor embedding(const Tensor& table, const Tensor& ids) {
   if (table.dim() != 2) throw std::invalid_argument("embedding: table must be [V, D], got " + shape_str(table.shape()));
   if (ids.dtype() != DType::Int64) throw std::invalid_argument("embedding: ids must be int64");

@@ -123,6 +123,9 @@ TEST_CASE("gradcheck: elementwise, broadcasting and views in float64", "[autogra
   check([](auto& v) { return expand(unsqueeze(v[1], 0), {4, 3}); }, {a, b});
   check([](auto& v) { return softmax(v[0], 0) + log_softmax(v[0], 1); }, {a});
   check([](auto& v) { return where(gt(v[0].data(), 0.0), v[0], exp(v[0])); }, {a});
+  Tensor idx = Tensor::from_vector<int64_t>({1, 1, 0, 1, 0, 0, 1, 1, 1}, {3, 3});  // repeats accumulate
+  check([idx](auto& v) { return gather(v[0], 0, idx); }, {a});
+  check([idx](auto& v) { return gather(transpose(v[0], 0, 1), 1, idx.slice(1, 0, 2)); }, {a});
 }
 
 TEST_CASE("autograd: retain_grad keeps a non-leaf's gradient", "[autograd]") {

@@ -139,3 +139,14 @@ TEST_CASE("tensor: random fills are reproducible from the seed", "[tensor]") {
   auto u = vals(Tensor::rand({1000}, 2, 3, DType::Float64));
   for (double x : u) CHECK((x >= 2 && x < 3));
 }
+
+TEST_CASE("tensor: gather along a dim, torch semantics", "[tensor]") {
+  Tensor a = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor i1 = Tensor::from_vector<int64_t>({2, 0, 1, 1}, {2, 2});
+  CHECK(vals(gather(a, 1, i1)) == std::vector<double>{3, 1, 5, 5});
+  Tensor i0 = Tensor::from_vector<int64_t>({1, 0}, {1, 2});
+  CHECK_THROWS_WITH(gather(a, 0, i0), Contains("must match"));
+  Tensor i0b = Tensor::from_vector<int64_t>({1, 0, 1, 0, 0, 0}, {2, 3});
+  CHECK(vals(gather(a, 0, i0b)) == std::vector<double>{4, 2, 6, 1, 2, 3});
+  CHECK_THROWS_WITH(gather(a, 1, Tensor::from_vector<int64_t>({3, 0, 0, 0}, {2, 2})), Contains("out of range"));
+}

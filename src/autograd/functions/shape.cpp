@@ -97,6 +97,22 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
                      {saved(idx, "index")});
 }
 
+Variable gather(const Variable& x, int64_t dim, const Tensor& index) {
+  const int d = wrap_dim(dim, x.dim(), "gather");
+  Shape in = x.shape();
+  Tensor it = index.transpose(d, -1).contiguous();
+  return make_result(nl::gather(x.data(), d, index), "Gather", {x},
+                     [in, d, it](const Tensor& g, const std::vector<bool>&) {
+                       Shape ts = in;
+                       std::swap(ts[d], ts.back());
+                       Tensor z = Tensor::zeros(ts, g.dtype(), g.device());
+                       Tensor gt = g.transpose(d, -1).contiguous();
+                       backend_for(g.device().type).scatter_add_rows(z.desc(), it.desc(), gt.desc());
+                       return std::vector<Tensor>{z.transpose(d, -1).contiguous()};
+                     },
+                     {saved(it, "index")});
+}
+
 Variable embedding(const Variable& table, const Tensor& ids) {
   Shape ts = table.shape();
   Tensor idx = ids.contiguous();

@@ -34,6 +34,8 @@ class CpuBackend final : public Backend {
   void maxpool2d_backward(const Desc& gin, const Desc& gout, const Desc& idx, const Conv2dGeom& g) override;
   void index_select_rows(const Desc& out, const Desc& table, const Desc& idx) override;
   void index_add_rows(const Desc& table, const Desc& idx, const Desc& src) override;
+  void gather_rows(const Desc& out, const Desc& in, const Desc& idx) override;
+  void scatter_add_rows(const Desc& gin, const Desc& idx, const Desc& g) override;
   void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
                      int64_t ignore_index, double label_smoothing) override;
   void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob, const Desc& target,

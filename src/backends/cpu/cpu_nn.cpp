@@ -95,6 +95,36 @@ void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& 
   });
 }
 
+void CpuBackend::gather_rows(const Desc& out, const Desc& in, const Desc& idx) {
+  prof::Scope prof_scope(prof::Cat::Index);
+  const int64_t R = rows_of(in), C = cols_of(in), K = cols_of(idx);
+  const int64_t* ix = static_cast<const int64_t*>(idx.data);
+  for (int64_t i = 0; i < R * K; ++i)
+    if (ix[i] < 0 || ix[i] >= C)
+      throw std::out_of_range("gather: index " + std::to_string(ix[i]) + " out of range for a dim of size " +
+                              std::to_string(C));
+  dispatch_dtype(in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in.data);
+    T* o = static_cast<T*>(out.data);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t k = 0; k < K; ++k) o[r * K + k] = x[r * C + ix[r * K + k]];
+  });
+}
+
+void CpuBackend::scatter_add_rows(const Desc& gin, const Desc& idx, const Desc& g) {
+  prof::Scope prof_scope(prof::Cat::Index);
+  const int64_t R = rows_of(gin), C = cols_of(gin), K = cols_of(idx);
+  const int64_t* ix = static_cast<const int64_t*>(idx.data);
+  dispatch_dtype(gin.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* o = static_cast<T*>(gin.data);
+    const T* s = static_cast<const T*>(g.data);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t k = 0; k < K; ++k) o[r * C + ix[r * K + k]] += s[r * K + k];
+  });
+}
+
 void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
                                int64_t ignore_index, double eps) {
   prof::Scope prof_scope(prof::Cat::Loss);
