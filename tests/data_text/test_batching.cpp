@@ -69,7 +69,7 @@ TEST_CASE("batching on real Multi30k lengths: max_tokens with padding, each pair
   }
 }
 
-TEST_CASE("batching: randomized lengths keep the invariants; oversize example throws", "[data][batching]") {
+TEST_CASE("batching: randomized lengths keep the invariants, oversize example throws", "[data][batching]") {
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<int64_t> src(500), tgt(500);
@@ -129,7 +129,7 @@ TEST_CASE("collate: right/left padding, prev_output_tokens, LM blocks", "[data][
   CHECK(lm.target.ids == std::vector<int64_t>{31, 32, 1, 1, 1, 11, 12, 13, 14, 15});
 }
 
-TEST_CASE("token dataset: write, memory-map, read back; corrupt files give clear errors", "[data][binary][errors]") {
+TEST_CASE("token dataset: write, memory-map, read back, corrupt files give clear errors", "[data][binary][errors]") {
   nltest::TempDir t("tokds");
   std::vector<std::vector<int32_t>> seqs{{4, 5, 2}, {}, {7, 2}};
   write_token_dataset(t.path / "x.bin", seqs, 8);

@@ -30,7 +30,7 @@ TEST_CASE("ud-ewt: sentence, word and multiword-token counts equal SOURCE.md", "
   }
 }
 
-TEST_CASE("arc-standard oracle reproduces every projective UD EWT training tree; gold UAS = LAS = 100",
+TEST_CASE("arc-standard oracle reproduces every projective UD EWT training tree, gold UAS = LAS = 100",
           "[data][real][oracle]") {
   auto p = nltest::data_path("ud-english-ewt/en_ewt-ud-train.conllu.gz");
   NL_SKIP_IF_MISSING(p);
@@ -78,7 +78,7 @@ TEST_CASE("arc-standard: hand example, projectivity, illegal transitions", "[dat
   CHECK_THROWS_AS(apply_transitions(2, {{Move::Shift, ""}}), std::invalid_argument);
 }
 
-TEST_CASE("conllu: multiword tokens and empty nodes skipped; malformed lines name file and line",
+TEST_CASE("conllu: multiword tokens and empty nodes skipped, malformed lines name file and line",
           "[data][conllu][errors]") {
   nltest::TempDir t("conllu");
   std::string good =
@@ -101,7 +101,7 @@ TEST_CASE("conllu: multiword tokens and empty nodes skipped; malformed lines nam
   CHECK_THROWS_WITH(read_conllu(range), Catch::Contains("outside [0, 2]"));
 }
 
-TEST_CASE("ptb-dep-nltk: zip + Malt-TAB give 3914 sentences / 94084 tokens, one root each; oracle round trip",
+TEST_CASE("ptb-dep-nltk: zip + Malt-TAB give 3914 sentences / 94084 tokens, one root each, oracle round trip",
           "[data][real][oracle]") {
   auto p = nltest::data_path("ptb-dep-nltk/dependency_treebank.zip");
   NL_SKIP_IF_MISSING(p);

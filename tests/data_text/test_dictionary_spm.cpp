@@ -50,7 +50,7 @@ TEST_CASE("dictionary: dict.txt round trip and malformed lines", "[data][dict][e
   CHECK_THROWS_WITH(Dictionary::load(t.write("dup.txt", "a 1\na 2\n")), Catch::Contains("duplicate"));
 }
 
-TEST_CASE("sentencepiece: train BPE and unigram on real sentences; encode/decode round trip", "[data][spm][real]") {
+TEST_CASE("sentencepiece: train BPE and unigram on real sentences, encode/decode round trip", "[data][spm][real]") {
   auto p = nltest::data_path("multi30k/raw/train.de.gz");
   NL_SKIP_IF_MISSING(p);
   auto lines = read_lines(p);

@@ -131,7 +131,7 @@ TEST_CASE("Module: strict load lists missing, unexpected and mis-shaped keys in 
   CHECK(max_abs_diff(b.fc1->weight.data(), a.fc1->weight.data()) == 0.0);
 }
 
-TEST_CASE("Module: train/eval propagate; zero_grad clears gradients", "[nn][module]") {
+TEST_CASE("Module: train/eval propagate, zero_grad clears gradients", "[nn][module]") {
   manual_seed(3);
   Sequential outer;
   auto blk = std::make_shared<Block>(3);
