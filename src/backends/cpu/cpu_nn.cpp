@@ -12,6 +12,21 @@ namespace nl {
 namespace {
 inline int64_t rows_of(const Desc& d) { return d.ndim ? d.numel() / d.shape[d.ndim - 1] : 1; }
 inline int64_t cols_of(const Desc& d) { return d.ndim ? d.shape[d.ndim - 1] : 1; }
+
+// One row of C logits: writes softmax probabilities to p (unless null) and returns log-sum-exp,
+// shifting by the row max for stability. Shared by softmax, log_softmax and cross_entropy.
+template <typename T>
+double softmax_row(const T* x, T* p, int64_t C) {
+  T m = x[0];
+  for (int64_t c = 1; c < C; ++c) m = x[c] > m ? x[c] : m;
+  double s = 0;
+  for (int64_t c = 0; c < C; ++c) s += std::exp((double)(x[c] - m));
+  if (p) {
+    const T inv = T(1.0 / s);
+    for (int64_t c = 0; c < C; ++c) p[c] = std::exp(x[c] - m) * inv;
+  }
+  return (double)m + std::log(s);
+}
 }  // namespace
 
 void CpuBackend::softmax(const Desc& out, const Desc& in, bool log) {
@@ -25,17 +40,9 @@ void CpuBackend::softmax(const Desc& out, const Desc& in, bool log) {
     for (int64_t r = 0; r < R; ++r) {
       const T* xr = x + r * C;
       T* yr = y + r * C;
-      T m = xr[0];
-      for (int64_t c = 1; c < C; ++c) m = xr[c] > m ? xr[c] : m;
-      double s = 0;
-      for (int64_t c = 0; c < C; ++c) s += std::exp((double)(xr[c] - m));
-      if (log) {
-        const T ls = T(std::log(s));
-        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] - m - ls;
-      } else {
-        const T inv = T(1.0 / s);
-        for (int64_t c = 0; c < C; ++c) yr[c] = std::exp(xr[c] - m) * inv;
-      }
+      const double lse = softmax_row<T>(xr, log ? nullptr : yr, C);
+      if (log)
+        for (int64_t c = 0; c < C; ++c) yr[c] = T((double)xr[c] - lse);
     }
   });
 }
@@ -143,16 +150,9 @@ void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& l
     for (int64_t i = 0; i < N; ++i) {
       const T* xr = x + i * C;
       T* pr = p + i * C;
-      T m = xr[0];
-      for (int64_t c = 1; c < C; ++c) m = xr[c] > m ? xr[c] : m;
-      double s = 0, sum_x = 0;
-      for (int64_t c = 0; c < C; ++c) {
-        s += std::exp((double)(xr[c] - m));
-        sum_x += (double)xr[c];
-      }
-      const double lse = (double)m + std::log(s);
-      const T inv = T(1.0 / s);
-      for (int64_t c = 0; c < C; ++c) pr[c] = std::exp(xr[c] - m) * inv;
+      const double lse = softmax_row<T>(xr, pr, C);
+      double sum_x = 0;
+      for (int64_t c = 0; c < C; ++c) sum_x += (double)xr[c];
       if (tg[i] == ignore_index) {
         l[i] = T(0);
         continue;
