@@ -14,6 +14,7 @@ namespace nl {
 Variable detach(const Variable& x);
 
 // ---- elementwise (broadcasting; backward sums gradients back to each input's shape) ----
+// Same shapes, dtypes and errors as the Tensor versions in tensor/ops.h; each records one node.
 Variable add(const Variable& a, const Variable& b);
 Variable sub(const Variable& a, const Variable& b);
 Variable mul(const Variable& a, const Variable& b);
@@ -65,6 +66,7 @@ Variable matmul(const Variable& a, const Variable& b);
 Variable linear(const Variable& x, const Variable& w, const Variable& b);
 
 // ---- shape ----
+// Views as in Tensor (tensor/tensor.h); the backward maps the gradient back to the input's layout.
 Variable reshape(const Variable& x, const Shape& shape);
 Variable transpose(const Variable& x, int64_t d0, int64_t d1);
 Variable permute(const Variable& x, const std::vector<int64_t>& dims);

@@ -21,6 +21,7 @@ struct SavedTensor {
 /// input (undefined where not needed). Shapes must equal the inputs' shapes.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out, const std::vector<bool>& needs)>;
 
+/// One recorded op: inputs, saved tensors (with versions) and the backward closure.
 struct Node {
   int64_t id = 0;                ///< position on the tape (recording order)
   std::string name;              ///< op name, e.g. "MatMul", "Detach"

@@ -11,6 +11,7 @@
 
 namespace nl {
 
+/// Thread-local record of differentiable ops in execution order (see the file comment).
 class Tape {
  public:
   /// The calling thread's tape.

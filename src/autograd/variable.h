@@ -21,6 +21,7 @@ struct VariableImpl {
   bool retain_grad = false;        ///< keep dL/d(data) of a non-leaf after backward (retain_grad())
 };
 
+/// A tensor that autograd can differentiate: value, gradient, producer node. Copies share state.
 class Variable {
  public:
   /// An undefined variable.

@@ -13,12 +13,15 @@ enum class Cat { Gemm, Conv, Pool, Norm, Optimizer, Elementwise, Reduce, Loss, I
 
 /// Category name as printed ("gemm", "conv im2col/col2im", ...).
 const char* cat_name(Cat c);
+/// Turns kernel timing on or off (process-wide).
 void enable(bool on);
+/// True while kernel timing is on.
 bool enabled();
 /// Zeroes all accumulated times.
 void reset();
 /// Accumulated seconds per category name.
 std::map<std::string, double> totals();
+/// Adds `seconds` of wall time to category `c`.
 void add(Cat c, double seconds);
 
 /// RAII timer: adds the scope's wall time to `c` when profiling is enabled.

@@ -9,6 +9,8 @@
 namespace nl {
 
 // ---- elementwise binary (broadcasting) ----
+// Each returns a new contiguous tensor of the broadcast shape; throws std::invalid_argument if the
+// shapes cannot be broadcast (naming both) or the dtypes/devices differ.
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -29,6 +31,7 @@ Tensor relu_grad(const Tensor& g, const Tensor& y);
 void binary_into(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b);
 
 // ---- elementwise unary ----
+// Each returns a new contiguous tensor of x's shape and dtype (math ops need float dtypes).
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);

@@ -10,6 +10,7 @@
 
 namespace nl {
 
+/// Bytes on one device plus a version counter; owned jointly by a tensor and its views.
 class Storage {
  public:
   /// Allocates `nbytes` on `device` through its backend's caching allocator; throws on failure.

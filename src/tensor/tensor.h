@@ -16,6 +16,8 @@
 
 namespace nl {
 
+/// An n-d array (float32, float64 or int64) on a device; copies are cheap handles sharing storage.
+/// Throws std::invalid_argument on bad shapes/indices and std::logic_error on undefined tensors.
 class Tensor {
  public:
   /// An undefined tensor (defined() == false).
@@ -132,6 +134,7 @@ void manual_seed(uint64_t seed);
 std::pair<uint64_t, uint64_t> next_random_offset(uint64_t n);
 /// State of the global generator (seed, offset) for checkpoints; set_rng_state restores it.
 std::pair<uint64_t, uint64_t> rng_state();
+/// Restores a state returned by rng_state().
 void set_rng_state(uint64_t seed, uint64_t offset);
 
 // ---- template definitions ----

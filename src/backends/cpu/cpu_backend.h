@@ -5,6 +5,7 @@
 
 namespace nl {
 
+/// Backend implementation for DeviceType::CPU; see Backend for each method's contract.
 class CpuBackend final : public Backend {
  public:
   DeviceType type() const override { return DeviceType::CPU; }

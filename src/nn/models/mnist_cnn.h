@@ -15,6 +15,7 @@
 
 namespace nl {
 
+/// Configuration of MnistCnn (defaults: the paper's hidden width 500, 10 classes).
 struct MnistCnnConfig {
   std::string norm = "layernorm";  ///< any name of norm_names()
   nlohmann::json norm_opts;        ///< passed to make_norm (e.g. {"C": 2.0} for AdaNorm, {"impl": "composite"})
@@ -22,6 +23,7 @@ struct MnistCnnConfig {
   int64_t classes = 10;
 };
 
+/// The paper's CNN (see the file comment); parameters conv1, conv2, fc1, norm, fc2.
 class MnistCnn : public Module {
  public:
   /// Builds the network; throws std::invalid_argument for an unknown norm or bad options.
