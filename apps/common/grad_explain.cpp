@@ -105,8 +105,8 @@ std::string check_lines(const th::Theorem1Check& c, const std::string& scale_nam
   o << "    var(∂ℓ/∂x)  = " << fmt("% .6e", c.b.var) << "   theory: " << th::relation_str(c.pred.var_rel) << " "
     << ratio_v << " = " << fmt("%.6e", c.pred.var) << "   " << holds(c.var_holds) << "\n"
     << "        confirms " << c.pred.var_statement << "\n";
-  o << "    for reference: " << ratio_m << " = " << fmt("%.6e", c.g.mean / c.sigma) << ", " << ratio_v << " = "
-    << fmt("%.6e", c.g.var / (c.sigma * c.sigma)) << "\n";
+  o << "    for reference: " << ratio_m << " = " << fmt("%.6e", c.g.mean / c.pred_scale) << ", " << ratio_v << " = "
+    << fmt("%.6e", c.g.var / (c.pred_scale * c.pred_scale)) << "\n";
   return o.str();
 }
 }  // namespace

@@ -100,14 +100,13 @@ ProbeRun probe_one(const ProbeConfig& cfg, const std::string& norm, const nl::Mn
     log.write(run.records.back());
     opt.step();
   }
-  PlotSpec spec{norm + ": gradient statistics at the norm layer (per row, averaged over the batch)", "step",
-                "value (log scale)", /*log_y=*/true};
+  PlotSpec spec{norm + ": gradients at the norm layer, per image", "step", "batch average (log scale)",
+                /*log_y=*/true};
   write_line_chart(run.svg, spec,
-                   {series_of(run.records, "g_abs_mean", "|mean g| (arriving at the norm output)"),
-                    series_of(run.records, "dx_abs_mean", "|mean ∂ℓ/∂x| (leaving at the norm input)"),
-                    series_of(run.records, "pred_abs_mean", "|ḡ|/σ (DetachNorm's |mean|)"),
-                    series_of(run.records, "g_var", "var g"), series_of(run.records, "dx_var", "var ∂ℓ/∂x"),
-                    series_of(run.records, "pred_var", "D_g/σ² (DetachNorm's var)")});
+                   {series_of(run.records, "g_abs_mean", "abs(mean g)"),
+                    series_of(run.records, "pred_abs_mean", "abs(ḡ)/σ"),
+                    series_of(run.records, "dx_abs_mean", "abs(mean ∂ℓ/∂x)"), series_of(run.records, "g_var", "var g"),
+                    series_of(run.records, "pred_var", "D_g/σ²"), series_of(run.records, "dx_var", "var ∂ℓ/∂x")});
   return run;
 }
 }  // namespace
@@ -126,8 +125,8 @@ std::vector<ProbeRun> run_grad_probe(const ProbeConfig& cfg, const nl::MnistLike
     cmp.push_back(series_of(runs.back().records, "dx_abs_mean", n));
   }
   write_line_chart(cfg.out / "mean-dx.svg",
-                   PlotSpec{"|mean ∂ℓ/∂x| per row at the norm input, averaged over the batch", "step",
-                            "|mean ∂ℓ/∂x| (log scale)", true},
+                   PlotSpec{"abs(mean ∂ℓ/∂x) per image at the norm input", "step",
+                            "batch average (log scale)", true},
                    cmp);
   return runs;
 }
@@ -149,8 +148,8 @@ std::string format_probe_summary(const std::vector<ProbeRun>& runs) {
                     num(avg(r.records, "g_abs_mean")), num(avg(r.records, "dx_abs_mean")),
                     num(avg(r.records, "pred_abs_mean")), num(avg(r.records, "g_var")), num(avg(r.records, "dx_var")),
                     num(avg(r.records, "pred_var"))});
-  return markdown_table({"norm", "steps", "σ of x", "|mean g|", "|mean ∂ℓ/∂x|", "|ḡ|/σ", "var g", "var ∂ℓ/∂x",
-                         "D_g/σ²"},
+  return markdown_table({"norm", "steps", "σ of x", "abs(mean g)", "abs(mean ∂ℓ/∂x)", "abs(ḡ)/σ", "var g",
+                         "var ∂ℓ/∂x", "D_g/σ²"},
                         rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
                                Align::Right, Align::Right, Align::Right});
 }

@@ -24,9 +24,9 @@ void add_sample(StatsRow& row, const th::Theorem1Check& c) {
   row.pred_mean += c.pred.mean;
   row.var += c.b.var;
   row.pred_var += c.pred.var;
-  const double sd = std::sqrt(c.g.var) / c.sigma + std::abs(c.g.mean) / c.sigma;
+  const double sd = (std::sqrt(c.g.var) + std::abs(c.g.mean)) / c.pred_scale;
   if (sd > 0) row.max_mean_err = std::max(row.max_mean_err, std::abs(c.b.mean - c.pred.mean) / sd);
-  const double dv = c.g.var / (c.sigma * c.sigma);
+  const double dv = c.g.var / (c.pred_scale * c.pred_scale);
   if (dv > 0) {
     const double excess = (c.b.var - c.pred.var) / dv;
     row.max_var_excess = row.samples == 1 ? excess : std::max(row.max_var_excess, excess);
