@@ -189,7 +189,8 @@ Theorem1Check check_theorem1(const std::string& variant, const std::vector<doubl
     throw std::invalid_argument("check_theorem1: x, g and dL/dx must have the same size");
   const Forward f = forward_stats(x, est);
   Theorem1Check c;
-  c.sigma = variant == "none" ? 1.0 : f.D;
+  c.sigma = f.D;
+  c.pred_scale = variant == "none" ? 1.0 : f.D;
   if (variant == "adanorm") {
     const std::vector<double> phi = adanorm_factor(f.y, C, k);
     std::vector<double> gp(g.size());
@@ -199,8 +200,9 @@ Theorem1Check check_theorem1(const std::string& variant, const std::vector<doubl
     c.g = moments(g);
   }
   c.b = moments(b);
-  c.pred = theorem1_prediction(variant, c.g, c.sigma);
-  const double ref_var = c.g.var / (c.sigma * c.sigma), ref_mean = std::sqrt(ref_var) + std::abs(c.g.mean) / c.sigma;
+  c.pred = theorem1_prediction(variant, c.g, c.pred_scale);
+  const double ref_var = c.g.var / (c.pred_scale * c.pred_scale);
+  const double ref_mean = std::sqrt(ref_var) + std::abs(c.g.mean) / c.pred_scale;
   c.mean_holds = relation_holds(c.pred.mean_rel, c.b.mean, c.pred.mean, ref_mean);
   c.var_holds = relation_holds(c.pred.var_rel, c.b.var, c.pred.var, ref_var);
   return c;

@@ -113,7 +113,8 @@ bool relation_holds(Relation rel, double measured, double predicted, double ref,
 /// (in)equality holds. g' = phi ⊙ g for AdaNorm (C, k), else g. Throws as forward_stats and on
 /// an unknown variant.
 struct Theorem1Check {
-  double sigma = 0;   ///< the scale used (the estimator's D; the paper's sigma when eps = 0, biased)
+  double sigma = 0;       ///< x's scale under the estimator: D (the paper's sigma when eps = 0, biased)
+  double pred_scale = 0;  ///< the scale the prediction divides by: sigma, or 1 for "none"
   Moments g, b;       ///< of the (effective) upstream gradient and of dL/dx
   Prediction pred;
   bool mean_holds = false, var_holds = false;
