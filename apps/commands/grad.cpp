@@ -62,6 +62,8 @@ void setup_probe(CLI::App* grad, const std::shared_ptr<GradArgs>& a) {
   m->add_option("--norm", a->probe_norms, "'all' or a comma-separated list of variants")->capture_default_str();
   m->add_option("--steps", a->probe.steps, "Training updates per variant")->capture_default_str();
   m->add_option("--seed", a->probe.seed, "Seed for init and batch order")->capture_default_str();
+  m->add_option("--batch-size", a->probe.batch_size, "Images per update (paper: 32)")->capture_default_str();
+  m->add_option("--lr", a->probe.lr, "Adam learning rate (paper: 1e-3)")->capture_default_str();
   m->add_option("--C", a->probe.C, "AdaNorm's C (paper's MNIST setting: 2)")->capture_default_str();
   m->add_option("--data", a->data, "MNIST-format folder (default: Fashion-MNIST)")->capture_default_str();
   m->add_option("--out", a->out, "Folder for <norm>.jsonl, <norm>.svg and mean-dx.svg")->capture_default_str();

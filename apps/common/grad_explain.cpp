@@ -74,7 +74,10 @@ std::string fmt(const char* f, double v) {
 
 std::string vec_str(const std::vector<double>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size() && i < 10; ++i) s += (i ? " " : "") + fmt("%.4f", v[i]);
+  for (size_t i = 0; i < v.size() && i < 10; ++i) {
+    if (i) s += ' ';
+    s += fmt("%.4f", v[i]);
+  }
   return s + (v.size() > 10 ? " ...]" : "]");
 }
 

@@ -116,6 +116,7 @@ std::vector<ProbeRun> run_grad_probe(const ProbeConfig& cfg, const nl::MnistLike
   if (cfg.norms.empty()) throw std::invalid_argument("grad probe: no norm given");
   if (cfg.steps < 1) throw std::invalid_argument("--steps must be at least 1, got " + std::to_string(cfg.steps));
   if (cfg.batch_size < 1) throw std::invalid_argument("--batch-size must be at least 1");
+  if (!(cfg.lr > 0)) throw std::invalid_argument("--lr must be positive");
   std::filesystem::create_directories(cfg.out);
   std::vector<ProbeRun> runs;
   std::vector<Series> cmp;

@@ -53,7 +53,7 @@ struct ProbeRun {
 
 /// Trains one fresh model per variant for cfg.steps updates (same seed, same batches) and writes the
 /// files above. Stops a variant early (keeping its records) if the loss becomes non-finite.
-/// Throws std::invalid_argument on an unknown norm or steps/batch_size < 1, std::runtime_error on
+/// Throws std::invalid_argument on an unknown norm, steps/batch_size < 1 or lr <= 0, std::runtime_error on
 /// I/O failure.
 std::vector<ProbeRun> run_grad_probe(const ProbeConfig& cfg, const nl::MnistLikeSplits& data);
 
