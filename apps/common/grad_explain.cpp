@@ -134,7 +134,8 @@ std::string format_explain(const ExplainResult& r) {
   o << "(c) Closed form of the appendix: " << closed_form_formula(c.norm) << "\n" << matrix_str(r.paper);
   o << "    largest |autograd − closed form| = " << fmt("%.3e", r.diff_paper) << "\n";
   if (!paper_est) {
-    o << "    The code's estimator is not the paper's: the difference above is real, not rounding.\n"
+    o << (r.diff_paper > 1e-12 ? "    The code's estimator is not the paper's: the difference above is real, not rounding.\n"
+                               : "    No difference: this variant computes no statistics.\n")
       << "    Closed form with the code's estimator (seed-code §1.2: D = s + eps, dD/dx_j = d_j/((H−1)s)):\n"
       << matrix_str(r.estimator) << "    largest |autograd − code closed form| = " << fmt("%.3e", r.diff_estimator)
       << "\n";
