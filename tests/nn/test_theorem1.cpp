@@ -11,21 +11,14 @@
 // same statements hold with D = s + eps in place of sigma, except that LayerNorm-simple's bound is
 // then not tight (its std term is scaled by s/D < 1): tested below as "code estimator".
 #include "nn_test_util.h"
+#include "nn/norm/theory.h"
 
 using namespace nl;
 using namespace nltest;
 
 namespace {
-struct RowStats {
-  double mean, var;
-};
-RowStats stats(const double* v, int64_t H) {
-  double m = 0, s = 0;
-  for (int64_t i = 0; i < H; ++i) m += v[i];
-  m /= (double)H;
-  for (int64_t i = 0; i < H; ++i) s += (v[i] - m) * (v[i] - m);
-  return {m, s / (double)H};
-}
+// Mean and biased variance of a row (gbar and D_g of appendix B): the closed forms live in theory.h.
+nl::theory::Moments stats(const double* v, int64_t H) { return nl::theory::moments(v, H); }
 
 // dL/dx of norm `name` at x for upstream g.
 Tensor grad_of(const std::shared_ptr<Module>& norm, const Tensor& x, const Tensor& g) {
@@ -54,8 +47,6 @@ TEST_CASE("Theorem 1: gradient mean and variance of each variant (paper definiti
         auto xs = stats(xp + r * H, H);
         auto gs = stats(gp + r * H, H);
         const double sigma = std::sqrt(xs.var);
-        double yg = 0;
-        for (int64_t i = 0; i < H; ++i) yg += (xp[r * H + i] - xs.mean) / sigma * gp[r * H + i];
         const double Da = gs.var / (sigma * sigma), tol = 1e-10 * (1 + Da + std::abs(gs.mean / sigma));
         auto s1 = stats(b1.data<double>() + r * H, H);
         auto sd = stats(bd.data<double>() + r * H, H);
@@ -64,7 +55,8 @@ TEST_CASE("Theorem 1: gradient mean and variance of each variant (paper definiti
         // (1) LayerNorm-simple: mean 0, variance <= D_g/sigma^2 (and equal to the exact projection value)
         CHECK(std::abs(s1.mean) < tol);
         CHECK(s1.var <= Da + tol);
-        CHECK(s1.var == Approx((gs.var - (yg / H) * (yg / H)) / (sigma * sigma)).epsilon(1e-9).margin(tol));
+        const std::vector<double> xr(xp + r * H, xp + (r + 1) * H), gr(gp + r * H, gp + (r + 1) * H);
+        CHECK(s1.var == Approx(nl::theory::ln_simple_exact_var(xr, gr)).epsilon(1e-9).margin(tol));
         // DetachNorm: mean gbar/sigma, variance D_g/sigma^2
         CHECK(sd.mean == Approx(gs.mean / sigma).epsilon(1e-10).margin(tol));
         CHECK(sd.var == Approx(Da).epsilon(1e-10).margin(tol));
@@ -128,31 +120,18 @@ TEST_CASE("Theorem 1: autograd Jacobians equal W1, W2, W3 and I/sigma", "[nn][no
   manual_seed(23);
   for (int64_t H : {3, 10, 33}) {
     Tensor x = nl::affine(Tensor::randn({1, H}, 0, 1, DType::Float64), 2.5, 1.0);
-    auto xv = vals(x);
-    double mu = 0, ss = 0;
-    for (double a : xv) mu += a;
-    mu /= H;
-    for (double a : xv) ss += (a - mu) * (a - mu);
-    const double sigma = std::sqrt(ss / H);
-    std::vector<double> y(H);
-    for (int64_t i = 0; i < H; ++i) y[i] = (xv[i] - mu) / sigma;
-    // W_k entries as in appendix B, Eq. 8, 14, 19, 5.
-    auto W = [&](const std::string& v, int64_t i, int64_t j) {
-      double w = (i == j ? 1.0 : 0.0);
-      if (v == "layernorm-simple" || v == "detach-mean") w -= y[i] * y[j] / (double)H;
-      if (v == "layernorm-simple" || v == "detach-variance") w -= 1.0 / (double)H;
-      return w / sigma;
-    };
+    const auto xv = vals(x);
     for (const char* impl : {"composite", "fused"})
       for (std::string v : {"layernorm-simple", "detach-mean", "detach-variance", "detachnorm"}) {
         INFO(v << " " << impl << " H " << H);
         auto norm = make_norm(v, H, {{"impl", impl}, {"eps", 0.0}});
+        const nl::theory::Matrix W = nl::theory::paper_jacobian(v, xv);  // appendix B, Eq. 8, 14, 19, 5
         double worst = 0;
         for (int64_t i = 0; i < H; ++i) {  // row i of dL/dx for g = e_i (the W_k are symmetric)
           Tensor e = Tensor::zeros({1, H}, DType::Float64);
           e.data<double>()[i] = 1.0;
           auto row = vals(grad_of(norm, x, e));
-          for (int64_t j = 0; j < H; ++j) worst = std::max(worst, std::abs(row[j] - W(v, i, j)));
+          for (int64_t j = 0; j < H; ++j) worst = std::max(worst, std::abs(row[j] - W.at(i, j)));
         }
         CHECK(worst < 1e-10);
       }

@@ -1,0 +1,42 @@
+#include "common/grad_norms.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "nn/norm/factory.h"
+
+namespace nlapp {
+
+std::vector<std::string> parse_norm_list(const std::string& spec) {
+  if (spec == "all") return nl::norm_names();
+  std::vector<std::string> out;
+  std::stringstream ss(spec);
+  for (std::string name; std::getline(ss, name, ',');) {
+    nl::theory::require_variant(name);
+    out.push_back(name);
+  }
+  if (out.empty()) throw std::invalid_argument("--norm: no norm given (use 'all' or a comma-separated list)");
+  return out;
+}
+
+nl::theory::Estimator parse_estimator(const std::string& name) {
+  if (name == "paper") return nl::theory::Estimator::paper();
+  if (name == "code") return nl::theory::Estimator::released_code();
+  throw std::invalid_argument("--estimator must be 'paper' or 'code', got '" + name + "'");
+}
+
+std::shared_ptr<nl::Module> make_grad_norm(const std::string& name, int64_t H, const nl::theory::Estimator& est,
+                                           const std::string& impl, double C, double k) {
+  nl::theory::require_variant(name);
+  if (H < 2) throw std::invalid_argument("--H must be at least 2 (a norm over one feature is constant), got " +
+                                         std::to_string(H));
+  nlohmann::json o{{"impl", impl}, {"eps", est.eps}, {"unbiased", est.unbiased}, {"eps_inside", est.eps_inside},
+                   {"dtype", "float64"}};
+  if (name == "adanorm") {
+    o["C"] = C;
+    o["k"] = k;
+  }
+  return nl::make_norm(name, H, o);
+}
+
+}  // namespace nlapp

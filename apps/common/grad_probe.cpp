@@ -1,0 +1,158 @@
+#include "common/grad_probe.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+#include "autograd/functions.h"
+#include "common/markdown_table.h"
+#include "common/metrics_log.h"
+#include "common/plot_svg.h"
+#include "nn/models/mnist_cnn.h"
+#include "nn/norm/theory.h"
+#include "optim/optimizer.h"
+
+namespace nlapp {
+using nl::Tensor;
+using nl::Variable;
+using json = nlohmann::json;
+
+ProbeStats probe_stats(const Tensor& x, const Tensor& g, const Tensor& dx) {
+  if (x.dim() != 2 || g.shape() != x.shape() || dx.shape() != x.shape() || x.size(1) < 2)
+    throw std::invalid_argument("probe_stats: x, g and dx must share one shape [B, H] with H >= 2, got " +
+                                nl::shape_str(x.shape()) + ", " + nl::shape_str(g.shape()) + ", " +
+                                nl::shape_str(dx.shape()));
+  const int64_t B = x.size(0), H = x.size(1);
+  const std::vector<double> xv = x.to_vector<double>(), gv = g.to_vector<double>(), dv = dx.to_vector<double>();
+  ProbeStats s;
+  for (int64_t r = 0; r < B; ++r) {
+    const auto mx = nl::theory::moments(xv.data() + r * H, H);
+    const auto mg = nl::theory::moments(gv.data() + r * H, H);
+    const auto md = nl::theory::moments(dv.data() + r * H, H);
+    const double sigma = std::sqrt(mx.var);
+    s.x_sigma += sigma;
+    s.g_mean += mg.mean;
+    s.g_abs_mean += std::abs(mg.mean);
+    s.g_var += mg.var;
+    s.dx_mean += md.mean;
+    s.dx_abs_mean += std::abs(md.mean);
+    s.dx_var += md.var;
+    s.pred_abs_mean += std::abs(mg.mean) / sigma;
+    s.pred_var += mg.var / (sigma * sigma);
+  }
+  for (double* v : {&s.x_sigma, &s.g_mean, &s.g_abs_mean, &s.g_var, &s.dx_mean, &s.dx_abs_mean, &s.dx_var,
+                    &s.pred_abs_mean, &s.pred_var})
+    *v /= (double)B;
+  return s;
+}
+
+const std::vector<std::string>& probe_fields() {
+  static const std::vector<std::string> f{"step",   "loss",        "x_sigma", "g_mean",        "g_abs_mean", "g_var",
+                                          "dx_mean", "dx_abs_mean", "dx_var", "pred_abs_mean", "pred_var"};
+  return f;
+}
+
+json probe_record(int64_t step, double loss, const ProbeStats& s) {
+  return {{"step", step},           {"loss", loss},       {"x_sigma", s.x_sigma},
+          {"g_mean", s.g_mean},     {"g_abs_mean", s.g_abs_mean}, {"g_var", s.g_var},
+          {"dx_mean", s.dx_mean},   {"dx_abs_mean", s.dx_abs_mean}, {"dx_var", s.dx_var},
+          {"pred_abs_mean", s.pred_abs_mean}, {"pred_var", s.pred_var}};
+}
+
+namespace {
+Series series_of(const std::vector<json>& recs, const std::string& field, const std::string& name) {
+  Series s{name, {}, {}};
+  for (const auto& r : recs) {
+    s.x.push_back(r["step"].get<double>());
+    s.y.push_back(r[field].is_number() ? r[field].get<double>() : std::nan(""));
+  }
+  return s;
+}
+
+ProbeRun probe_one(const ProbeConfig& cfg, const std::string& norm, const nl::MnistLikeSplits& data) {
+  nl::manual_seed(cfg.seed);
+  nl::MnistCnnConfig mc;
+  mc.norm = norm;
+  if (norm == "adanorm") mc.norm_opts = {{"C", cfg.C}};
+  nl::MnistCnn model(mc);
+  nl::Adam opt(model.parameters(), nl::AdamOptions{cfg.lr});
+  nl::Batcher train(data.train, cfg.batch_size, cfg.seed);
+  ProbeRun run;
+  run.norm = norm;
+  run.jsonl = cfg.out / (norm + ".jsonl");
+  run.svg = cfg.out / (norm + ".svg");
+  MetricsLog log(run.jsonl, /*append=*/false);
+  for (int64_t step = 1; step <= cfg.steps; ++step) {
+    const int64_t i = (step - 1) % train.num_batches();
+    if (i == 0) train.set_epoch((uint64_t)((step - 1) / train.num_batches()));
+    nl::Batch b = train.batch(i);
+    Variable logits = model.forward(Variable(b.images));
+    Variable in = model.norm_input(), out = model.norm_output();
+    in.retain_grad();
+    out.retain_grad();
+    Variable loss = nl::cross_entropy(logits, b.labels);
+    const double lv = loss.item();
+    if (!std::isfinite(lv)) break;
+    opt.zero_grad();
+    loss.backward();
+    run.records.push_back(probe_record(step, lv, probe_stats(in.data(), out.grad(), in.grad())));
+    log.write(run.records.back());
+    opt.step();
+  }
+  PlotSpec spec{norm + ": gradients at the norm layer, per image", "step", "batch average (log scale)",
+                /*log_y=*/true};
+  write_line_chart(run.svg, spec,
+                   {series_of(run.records, "g_abs_mean", "abs(mean g)"),
+                    series_of(run.records, "pred_abs_mean", "abs(ḡ)/σ"),
+                    series_of(run.records, "dx_abs_mean", "abs(mean ∂ℓ/∂x)"), series_of(run.records, "g_var", "var g"),
+                    series_of(run.records, "pred_var", "D_g/σ²"), series_of(run.records, "dx_var", "var ∂ℓ/∂x")});
+  return run;
+}
+}  // namespace
+
+std::vector<ProbeRun> run_grad_probe(const ProbeConfig& cfg, const nl::MnistLikeSplits& data) {
+  for (const auto& n : cfg.norms) nl::theory::require_variant(n);
+  if (cfg.norms.empty()) throw std::invalid_argument("grad probe: no norm given");
+  if (cfg.steps < 1) throw std::invalid_argument("--steps must be at least 1, got " + std::to_string(cfg.steps));
+  if (cfg.batch_size < 1) throw std::invalid_argument("--batch-size must be at least 1");
+  if (!(cfg.lr > 0)) throw std::invalid_argument("--lr must be positive");
+  std::filesystem::create_directories(cfg.out);
+  std::vector<ProbeRun> runs;
+  std::vector<Series> cmp;
+  for (const auto& n : cfg.norms) {
+    if (!cfg.quiet) std::cerr << "probing " << n << ": " << cfg.steps << " steps\n";
+    runs.push_back(probe_one(cfg, n, data));
+    cmp.push_back(series_of(runs.back().records, "dx_abs_mean", n));
+  }
+  write_line_chart(cfg.out / "mean-dx.svg",
+                   PlotSpec{"abs(mean ∂ℓ/∂x) per image at the norm input", "step",
+                            "batch average (log scale)", true},
+                   cmp);
+  return runs;
+}
+
+std::string format_probe_summary(const std::vector<ProbeRun>& runs) {
+  auto avg = [](const std::vector<json>& recs, const char* f) {
+    double s = 0;
+    for (const auto& r : recs) s += r[f].is_number() ? r[f].get<double>() : std::nan("");
+    return recs.empty() ? std::nan("") : s / (double)recs.size();
+  };
+  auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return std::string(b);
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : runs)
+    rows.push_back({r.norm, std::to_string(r.records.size()), num(avg(r.records, "x_sigma")),
+                    num(avg(r.records, "g_abs_mean")), num(avg(r.records, "dx_abs_mean")),
+                    num(avg(r.records, "pred_abs_mean")), num(avg(r.records, "g_var")), num(avg(r.records, "dx_var")),
+                    num(avg(r.records, "pred_var"))});
+  return markdown_table({"norm", "steps", "σ of x", "abs(mean g)", "abs(mean ∂ℓ/∂x)", "abs(ḡ)/σ", "var g",
+                         "var ∂ℓ/∂x", "D_g/σ²"},
+                        rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
+                               Align::Right, Align::Right, Align::Right});
+}
+
+}  // namespace nlapp

@@ -1,0 +1,42 @@
+// The `normlab grad` commands fail cleanly (message, non-zero exit) on bad input.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+std::pair<int, std::string> run_cli(const std::string& args) {
+  std::string out = (fs::temp_directory_path() / ("normlab-grad-cli-" + std::to_string(::getpid()) + ".txt")).string();
+  int rc = std::system((std::string(NORMLAB_BINARY) + " " + args + " > " + out + " 2>&1").c_str());
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  fs::remove(out);
+  return {rc, text};
+}
+}  // namespace
+
+TEST_CASE("grad cli: explain runs; bad input exits non-zero with a clear message", "[grad][cli]") {
+  auto [rc0, t0] = run_cli("grad explain --norm detachnorm --H 4");
+  CHECK(rc0 == 0);
+  CHECK_THAT(t0, Contains("(a) Tape") && Contains("DetachNorm"));
+  auto [rc1, t1] = run_cli("grad explain --norm batchnorm");
+  CHECK(rc1 != 0);
+  CHECK_THAT(t1, Contains("unknown norm 'batchnorm'"));
+  auto [rc2, t2] = run_cli("grad explain --norm layernorm --H 1");
+  CHECK(rc2 != 0);
+  CHECK_THAT(t2, Contains("--H must be at least 2"));
+  auto [rc3, t3] = run_cli("grad stats --norm layernorm,bogus --samples 2");
+  CHECK(rc3 != 0);
+  CHECK_THAT(t3, Contains("unknown norm 'bogus'"));
+  auto [rc4, t4] = run_cli("grad probe mnist --data /nonexistent/folder --steps 1");
+  CHECK(rc4 != 0);
+  CHECK_THAT(t4, Contains("not found"));
+  auto [rc5, t5] = run_cli("grad explain --norm layernorm --estimator torch");
+  CHECK(rc5 != 0);
+  CHECK_THAT(t5, Contains("--estimator"));
+}
