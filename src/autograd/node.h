@@ -36,6 +36,13 @@ struct Node {
   std::weak_ptr<VariableImpl> output;  ///< the variable this node produced (for retain_grad)
   bool released = false;         ///< saved tensors freed by a backward without retain_graph
 
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  /// Tears the graph below this node down iteratively: a long chain of nodes that only this one
+  /// keeps alive is dismantled with an explicit stack instead of nested destructor calls.
+  ~Node();
+
   /// Records `t` as saved for backward (its current version) and returns it.
   const Tensor& save(const Tensor& t, std::string what);
   /// Throws std::runtime_error if a saved tensor's storage was modified since it was saved.

@@ -14,6 +14,20 @@ const Tensor& Node::save(const Tensor& t, std::string what) {
   return saved.back().tensor;
 }
 
+Node::~Node() {
+  std::vector<std::shared_ptr<VariableImpl>> stack = std::move(inputs);
+  while (!stack.empty()) {
+    std::shared_ptr<VariableImpl> v = std::move(stack.back());
+    stack.pop_back();
+    // If we hold the last reference to v and v holds the last one to its producer, adopt the
+    // producer's inputs so that destroying it (when v goes out of scope here) recurses no further.
+    if (v.use_count() == 1 && v->grad_fn && v->grad_fn.use_count() == 1) {
+      for (auto& in : v->grad_fn->inputs) stack.push_back(std::move(in));
+      v->grad_fn->inputs.clear();
+    }
+  }
+}
+
 void Node::check_versions() const {
   for (const auto& s : saved)
     if (s.tensor.defined() && s.tensor.version() != s.version)

@@ -20,7 +20,7 @@ std::pair<int, std::string> run_cli(const std::string& args) {
 }
 }  // namespace
 
-TEST_CASE("grad cli: explain runs; bad input exits non-zero with a clear message", "[grad][cli]") {
+TEST_CASE("grad cli: explain runs, bad input exits non-zero with a clear message", "[grad][cli]") {
   auto [rc0, t0] = run_cli("grad explain --norm detachnorm --H 4");
   CHECK(rc0 == 0);
   CHECK_THAT(t0, Contains("(a) Tape") && Contains("DetachNorm"));
