@@ -95,6 +95,10 @@ inline void copy_row(T* __restrict d, const T* __restrict s, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
     int64_t k = 0;
     for (; k + 16 <= n; k += 16) _mm512_storeu_ps(d + k, _mm512_loadu_ps(s + k));
+    if (k + 8 <= n) {  // unmasked 8-wide move: OW = 8 and 24 need no masked store
+      _mm256_storeu_ps(d + k, _mm256_loadu_ps(s + k));
+      k += 8;
+    }
     if (k < n) {
       const __mmask16 m = (__mmask16)((1u << (n - k)) - 1);
       _mm512_mask_storeu_ps(d + k, m, _mm512_maskz_loadu_ps(m, s + k));
@@ -121,10 +125,10 @@ void CpuBackend::im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) {
       T* dst = col + r * L;
       if (g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) {
         // Unit stride, no padding: every source row is in bounds and OW contiguous elements.
-        for (int64_t n = 0; n < g.N; ++n) {
-          const T* src = x + (n * g.C + c) * g.H * g.W + i * g.W + j;
-          for (int64_t oh = 0; oh < OH; ++oh, dst += OW) copy_row(dst, src + oh * g.W, OW);
-        }
+        const int64_t N = g.N, W = g.W, ow_n = OW, oh_n = OH, plane = g.H * W, cstride = g.C * plane;
+        const T* src = x + c * plane + i * W + j;
+        for (int64_t n = 0; n < N; ++n, src += cstride)
+          for (int64_t oh = 0; oh < oh_n; ++oh, dst += ow_n) copy_row(dst, src + oh * W, ow_n);
         continue;
       }
       for (int64_t n = 0; n < g.N; ++n) {
@@ -166,21 +170,29 @@ void CpuBackend::col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) 
           // Unit stride, no padding, planes at most 16 wide: each input row is accumulated in a register
           // from the kh*kw shifted column rows (a masked load at s - j puts s[ow] in lane ow + j), then
           // stored once. Per element the terms are added in the same (i, j) order as below.
-          const __mmask16 kw_row = (__mmask16)((1u << g.W) - 1), k_ow = (__mmask16)((1u << OW) - 1);
-          for (int64_t n = 0; n < g.N; ++n) {
-            T* plane = gx + (n * g.C + c) * g.H * g.W;
-            for (int64_t h = 0; h < g.H; ++h) {
-              __m512 acc = _mm512_maskz_loadu_ps(kw_row, plane + h * g.W);
-              for (int64_t i = std::max<int64_t>(0, h - OH + 1); i < g.kh && i <= h; ++i) {
-                const T* s = col + (c * g.kh + i) * g.kw * L + (n * OH + h - i) * OW;
-                for (int64_t j = 0; j < g.kw; ++j, s += L) {
+          const int64_t N = g.N, H = g.H, W = g.W, C = g.C, kh = g.kh, kwid = g.kw, ohw = OH * OW;
+          const __mmask16 kw_row = (__mmask16)((1u << W) - 1), k_ow = (__mmask16)((1u << OW) - 1);
+          // NB images at once: independent add chains hide the add latency (the chain per row is serial).
+          auto rows = [&](auto nb_tag, int64_t n) {
+            constexpr int NB = decltype(nb_tag)::value;
+            T* plane = gx + (n * C + c) * H * W;
+            for (int64_t h = 0; h < H; ++h) {
+              __m512 acc[NB];
+              for (int q = 0; q < NB; ++q) acc[q] = _mm512_maskz_loadu_ps(kw_row, plane + q * C * H * W + h * W);
+              for (int64_t i = std::max<int64_t>(0, h - OH + 1); i < kh && i <= h; ++i) {
+                const T* s = col + (c * kh + i) * kwid * L + (n * OH + h - i) * OW;
+                for (int64_t j = 0; j < kwid; ++j, s += L) {
                   const __mmask16 k = (__mmask16)(k_ow << j);
-                  acc = _mm512_mask_add_ps(acc, k, acc, _mm512_maskz_loadu_ps(k, s - j));
+                  for (int q = 0; q < NB; ++q)
+                    acc[q] = _mm512_mask_add_ps(acc[q], k, acc[q], _mm512_maskz_loadu_ps(k, s + q * ohw - j));
                 }
               }
-              _mm512_mask_storeu_ps(plane + h * g.W, kw_row, acc);
+              for (int q = 0; q < NB; ++q) _mm512_mask_storeu_ps(plane + q * C * H * W + h * W, kw_row, acc[q]);
             }
-          }
+          };
+          int64_t n = 0;
+          for (; n + 4 <= N; n += 4) rows(std::integral_constant<int, 4>{}, n);
+          for (; n < N; ++n) rows(std::integral_constant<int, 1>{}, n);
           continue;
         }
       }
