@@ -177,8 +177,14 @@ void CpuBackend::col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) 
             constexpr int NB = decltype(nb_tag)::value;
             T* plane = gx + (n * C + c) * H * W;
             for (int64_t h = 0; h < H; ++h) {
+              // Rows but the last few: whole 16-lane loads and stores (lanes past the row are stored back
+              // unchanged; the next rows are this thread's too). A load overlapping an earlier masked
+              // store waits for it (Zen 4), and row h+1 starts inside row h's 16 lanes.
+              const bool full = h * W + 16 <= H * W;
               __m512 acc[NB];
-              for (int q = 0; q < NB; ++q) acc[q] = _mm512_maskz_loadu_ps(kw_row, plane + q * C * H * W + h * W);
+              for (int q = 0; q < NB; ++q)
+                acc[q] = full ? _mm512_loadu_ps(plane + q * C * H * W + h * W)
+                              : _mm512_maskz_loadu_ps(kw_row, plane + q * C * H * W + h * W);
               for (int64_t i = std::max<int64_t>(0, h - OH + 1); i < kh && i <= h; ++i) {
                 const T* s = col + (c * kh + i) * kwid * L + (n * OH + h - i) * OW;
                 for (int64_t j = 0; j < kwid; ++j, s += L) {
@@ -187,7 +193,12 @@ void CpuBackend::col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) 
                     acc[q] = _mm512_mask_add_ps(acc[q], k, acc[q], _mm512_maskz_loadu_ps(k, s + q * ohw - j));
                 }
               }
-              for (int q = 0; q < NB; ++q) _mm512_mask_storeu_ps(plane + q * C * H * W + h * W, kw_row, acc[q]);
+              for (int q = 0; q < NB; ++q) {
+                if (full)
+                  _mm512_storeu_ps(plane + q * C * H * W + h * W, acc[q]);
+                else
+                  _mm512_mask_storeu_ps(plane + q * C * H * W + h * W, kw_row, acc[q]);
+              }
             }
           };
           int64_t n = 0;
