@@ -5,9 +5,11 @@
 #include <iostream>
 
 #include "common/command_registry.h"
+#include "version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"normlab: a from-scratch C++ deep-learning framework for research on normalization layers"};
+  app.set_version_flag("--version", std::string("normlab ") + nl::version());
   app.require_subcommand(1);
   auto& cmds = nlapp::command_registry();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
