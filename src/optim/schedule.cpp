@@ -16,6 +16,13 @@ namespace {
 void check_step(const char* sched, int64_t step) {
   if (step < 0) bad(sched, "step must be >= 0, got " + std::to_string(step));
 }
+// Warmup/decay schedules need 0 <= warmup_steps < total_steps.
+void check_warmup_total(const char* sched, int64_t warmup_steps, int64_t total_steps) {
+  if (warmup_steps < 0) bad(sched, "warmup_steps must be >= 0, got " + std::to_string(warmup_steps));
+  if (total_steps <= warmup_steps)
+    bad(sched, "total_steps (" + std::to_string(total_steps) + ") must be greater than warmup_steps (" +
+                   std::to_string(warmup_steps) + ")");
+}
 void check_lr(const char* sched, const char* what, double v) {
   if (!(v >= 0) || !std::isfinite(v)) bad(sched, std::string(what) + " must be a finite number >= 0, got " + std::to_string(v));
 }
@@ -53,10 +60,7 @@ LinearSchedule::LinearSchedule(double lr, int64_t warmup_steps, int64_t total_st
     : lr_(lr), warmup_init_lr_(warmup_init_lr), warmup_(warmup_steps), total_(total_steps) {
   check_lr("linear", "lr", lr);
   check_lr("linear", "warmup_init_lr", warmup_init_lr);
-  if (warmup_steps < 0) bad("linear", "warmup_steps must be >= 0, got " + std::to_string(warmup_steps));
-  if (total_steps <= warmup_steps)
-    bad("linear", "total_steps (" + std::to_string(total_steps) + ") must be greater than warmup_steps (" +
-                      std::to_string(warmup_steps) + ")");
+  check_warmup_total("linear", warmup_steps, total_steps);
 }
 double LinearSchedule::lr(int64_t step) const {
   check_step("linear", step);
@@ -74,10 +78,7 @@ CosineSchedule::CosineSchedule(double lr, int64_t warmup_steps, int64_t total_st
   check_lr("cosine", "lr", lr);
   check_lr("cosine", "min_lr", min_lr);
   check_lr("cosine", "warmup_init_lr", warmup_init_lr);
-  if (warmup_steps < 0) bad("cosine", "warmup_steps must be >= 0, got " + std::to_string(warmup_steps));
-  if (total_steps <= warmup_steps)
-    bad("cosine", "total_steps (" + std::to_string(total_steps) + ") must be greater than warmup_steps (" +
-                      std::to_string(warmup_steps) + ")");
+  check_warmup_total("cosine", warmup_steps, total_steps);
 }
 double CosineSchedule::lr(int64_t step) const {
   check_step("cosine", step);
