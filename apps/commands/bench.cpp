@@ -1,6 +1,6 @@
-// `normlab bench mnist`: training-step time of the MNIST CNN (forward, loss, backward, Adam) at a
-// fixed batch, per thread count, with a kernel-time breakdown, side by side with PyTorch on CPU
-// (bench/pytorch_mnist_cnn.py run by Debian's python3) when it is installed.
+// `normlab bench <task>`: training-step time of a task's model (Trainer::update: forward, loss,
+// backward, optimizer) on a synthetic batch of the training size, per thread count, with a kernel-time
+// breakdown, side by side with PyTorch on CPU (bench/pytorch_<task>.py run by Debian's python3).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,13 +12,12 @@
 
 #include "autograd/functions.h"
 #include "backends/profiler.h"
-#include "common/atomic_file.h"
-#include "common/cli_common.h"
+#include "report/atomic_file.h"
+#include "engine/task_cli.h"
+#include "engine/trainer.h"
+#include <filesystem>
 #include "common/command_registry.h"
-#include "common/markdown_table.h"
-#include "nn/models/mnist_cnn.h"
-#include "nn/norm/factory.h"
-#include "optim/optimizer.h"
+#include "report/markdown_table.h"
 
 namespace nlapp {
 namespace {
@@ -26,9 +25,7 @@ using json = nlohmann::json;
 
 struct BenchArgs {
   int steps = 300, warmup = 30, profile_steps = 100;
-  int64_t batch = 32;
   std::vector<int> threads{1, 2};
-  std::string norm = "layernorm";
   bool pytorch = true;
   std::string python = "/usr/bin/python3";
   std::string json_out;
@@ -43,24 +40,15 @@ Timing summarize(std::vector<double> ms) {
   return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
-// One thread count: timed steps, then a profiled pass for the time shares.
-json bench_normlab(const BenchArgs& a, int threads) {
-  apply_threads(threads);
-  nl::manual_seed(1);
-  nl::MnistCnnConfig mc;
-  mc.norm = a.norm;
-  nl::MnistCnn model(mc);
-  nl::Adam opt(model.parameters(), nl::AdamOptions{1e-3});
-  nl::Tensor x = nl::Tensor::rand({a.batch, 1, 28, 28});
-  std::vector<int64_t> lab(a.batch);
-  for (int64_t i = 0; i < a.batch; ++i) lab[i] = i % 10;
-  nl::Tensor y = nl::Tensor::from_vector(lab, {a.batch});
-  auto step = [&] {
-    nl::Variable loss = nl::cross_entropy(model.forward(nl::Variable(x)), y);
-    opt.zero_grad();
-    loss.backward();
-    opt.step();
-  };
+// One thread count: timed updates (Trainer::update, the training loop's own step), then a profiled
+// pass for the time shares.
+json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
+  settings["threads"] = threads;
+  Trainer trainer(task, settings);
+  std::unique_ptr<TaskBatch> batch = task.bench_batch(settings);
+  std::vector<const TaskBatch*> micro{batch.get()};
+  int64_t u = 0;
+  auto step = [&] { trainer.update(micro, u++); };
   for (int i = 0; i < a.warmup; ++i) step();
   std::vector<double> ms;
   for (int i = 0; i < a.steps; ++i) {
@@ -83,17 +71,20 @@ json bench_normlab(const BenchArgs& a, int threads) {
     kernels += v;
   }
   shares["autograd + allocation + other"] = 100.0 * std::max(0.0, wall - kernels) / wall;
-  return {{"framework", "normlab"}, {"threads", threads}, {"batch_size", a.batch}, {"norm", a.norm},
+  return {{"framework", "normlab"}, {"threads", threads}, {"items_per_step", batch->items},
           {"step_ms", {{"median", t.median}, {"min", t.min}, {"max", t.max}}},
-          {"images_per_s", (double)a.batch / (t.median / 1000.0)}, {"time_share_percent", shares}};
+          {"items_per_s", (double)batch->items / (t.median / 1000.0)}, {"time_share_percent", shares}};
 }
 
-json bench_pytorch(const BenchArgs& a, int threads) {
-  std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/pytorch_mnist_cnn.py";
-  std::string norm = a.norm == "layernorm-simple" || a.norm == "none" ? a.norm : "layernorm";
+// The same model and step in PyTorch: bench/pytorch_<task>.py (absent: no reference for that task).
+json bench_pytorch(const std::string& task, const json& settings, const BenchArgs& a, int threads) {
+  std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/pytorch_" + task + ".py";
+  if (!std::filesystem::exists(script)) return {{"error", "no PyTorch reference script " + script}};
+  const std::string n = settings["norm"].get<std::string>();
+  std::string norm = n == "layernorm-simple" || n == "none" ? n : "layernorm";
   std::string cmd = a.python + " " + script + " --json --threads " + std::to_string(threads) + " --steps " +
                     std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup) + " --batch-size " +
-                    std::to_string(a.batch) + " --norm " + norm + " 2>&1";
+                    settings["batch_size"].dump() + " --norm " + norm + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
   if (!p) return {{"error", "could not start " + a.python}};
   std::string out;
@@ -118,17 +109,21 @@ std::string f2(double v) {
   return b;
 }
 
-void run(const BenchArgs& a) {
-  json report = {{"model", "MNIST CNN (Xu et al. 2019 A.3)"}, {"runs", json::array()}};
+void run(TaskInvocation& inv, const BenchArgs& a) {
+  Task& task = *inv.task;
+  const json& settings = inv.settings;
+  const std::string unit = task.info().unit;
+  json report = {{"task", task.info().name}, {"model", task.info().description}, {"settings", settings},
+                 {"runs", json::array()}};
   std::vector<std::vector<std::string>> rows;
   for (int t : a.threads) {
     std::cout << "normlab, " << t << " thread(s): " << a.warmup << " warm-up + " << a.steps << " timed steps ..." << std::flush;
-    json n = bench_normlab(a, t);
+    json n = bench_normlab(task, settings, a, t);
     std::cout << " median " << f2(n["step_ms"]["median"]) << " ms\n";
     json py = json::object();
     if (a.pytorch) {
       std::cout << "PyTorch, " << t << " thread(s) ..." << std::flush;
-      py = bench_pytorch(a, t);
+      py = bench_pytorch(task.info().name, settings, a, t);
       std::cout << (py.contains("error") ? std::string(" ") + py["error"].get<std::string>()
                                          : " median " + f2(py["step_ms"]["median"]) + " ms")
                 << "\n";
@@ -137,13 +132,14 @@ void run(const BenchArgs& a) {
       return f2(j["step_ms"]["median"]) + " (" + f2(j["step_ms"]["min"]) + "–" + f2(j["step_ms"]["max"]) + ")";
     };
     bool have_py = a.pytorch && !py.contains("error");
-    rows.push_back({std::to_string(t), ms(n), f2(n["images_per_s"].get<double>()).substr(0, f2(n["images_per_s"].get<double>()).find('.')),
+    rows.push_back({std::to_string(t), ms(n), std::to_string((int64_t)n["items_per_s"].get<double>()),
                     have_py ? ms(py) : "—",
-                    have_py ? std::to_string((int)py["images_per_s"].get<double>()) : "—",
+                    have_py ? std::to_string((int64_t)py["images_per_s"].get<double>()) : "—",
                     have_py ? f2(n["step_ms"]["median"].get<double>() / py["step_ms"]["median"].get<double>()) + "×" : "—"});
     report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}});
   }
-  std::cout << "\nMNIST CNN training step, batch " << a.batch << ", norm " << a.norm
+  std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), batch "
+            << settings["batch_size"] << ", norm " << settings["norm"].get<std::string>()
             << " (median over " << a.steps << " steps after " << a.warmup << " warm-up; min–max in brackets)\n\n"
             << markdown_table({"threads", "normlab ms/step", "normlab img/s", "PyTorch ms/step", "PyTorch img/s",
                                "normlab / PyTorch time"},
@@ -163,20 +159,29 @@ void run(const BenchArgs& a) {
 }
 
 void setup(CLI::App& app) {
-  auto* b = app.add_subcommand("bench", "Benchmark a model's training step against PyTorch on CPU");
-  b->require_subcommand(1);
+  auto* b = app.add_subcommand("bench", "Time a task's training step against PyTorch on CPU");
   auto a = std::make_shared<BenchArgs>();
-  auto* m = b->add_subcommand("mnist", "MNIST CNN training step (forward, loss, backward, Adam)");
-  m->add_option("--steps", a->steps, "Timed steps")->capture_default_str()->check(CLI::PositiveNumber);
-  m->add_option("--warmup", a->warmup, "Untimed warm-up steps")->capture_default_str();
-  m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares")->capture_default_str()->check(CLI::PositiveNumber);
-  m->add_option("--batch-size", a->batch, "Images per step")->capture_default_str()->check(CLI::PositiveNumber);
-  m->add_option("--threads", a->threads, "Thread counts to measure")->capture_default_str()->check(CLI::PositiveNumber);
-  m->add_option("--norm", a->norm, "Norm variant")->check(CLI::IsMember(nl::norm_names()))->capture_default_str();
-  m->add_flag("!--no-pytorch", a->pytorch, "Skip the PyTorch reference");
-  m->add_option("--python", a->python, "Interpreter with python3-torch (Debian's own)")->capture_default_str();
-  m->add_option("--json", a->json_out, "Also write the results as JSON to this file");
-  m->callback([a]() { run(*a); });
+  TaskVerb verb;
+  verb.skip = {"threads", "resume", "out", "no_save", "quiet"};
+  verb.extra_flags = [a](CLI::App* m) {
+    auto positive = CLI::Range(1, 1000000).description("");
+    m->add_option("--steps", a->steps, "Timed steps [a whole number from 1 to 1000000]")->capture_default_str()->check(positive);
+    m->add_option("--warmup", a->warmup, "Untimed warm-up steps [a whole number from 0 to 1000000]")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1000000).description(""));
+    m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares [1 to 1000000]")
+        ->capture_default_str()
+        ->check(positive);
+    m->add_option("--threads", a->threads, "Thread counts to measure, e.g. 1,2 [each from 1 to 256]")
+        ->delimiter(',')
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256).description(""));
+    m->add_flag("!--no-pytorch", a->pytorch, "Skip the PyTorch reference");
+    m->add_option("--python", a->python, "Interpreter with python3-torch (Debian's own)")->capture_default_str();
+    m->add_option("--json", a->json_out, "Also write the results as JSON to this file");
+  };
+  verb.run = [a](TaskInvocation& inv) { run(inv, *a); };
+  add_task_subcommands(b, verb);
 }
 
 CommandRegistrar reg{{"bench", 30, setup}};

@@ -1,14 +1,15 @@
-// `normlab grad explain | stats | probe mnist`: how LayerNorm's gradient re-centres and re-scales
-// (Xu et al. 2019, Theorem 1). The logic lives in apps/common/grad_*.cpp; this file only parses flags.
+// `normlab grad explain | stats | probe <task>`: how LayerNorm's gradient re-centres and re-scales
+// (Xu et al. 2019, Theorem 1). The logic lives in apps/common/grad_*.cpp and apps/probes/; this file
+// only parses flags.
 #include <iostream>
 
 #include "common/cli_common.h"
 #include "common/command_registry.h"
 #include "common/grad_explain.h"
 #include "common/grad_norms.h"
-#include "common/grad_probe.h"
 #include "common/grad_stats.h"
-#include "common/mnist_experiment.h"
+#include "engine/task_cli.h"
+#include "probes/grad_probe.h"
 
 namespace nlapp {
 namespace {
@@ -19,14 +20,16 @@ struct GradArgs {
   ProbeConfig probe;
   std::string estimator = "paper", stats_estimator = "paper";
   std::string stats_norms = "all", probe_norms = "all";
-  std::string data = kDefaultMnistData, out = "results/grad-probe";
+  std::string out = "results/grad-probe";
   int threads = 1;
 };
 
 void setup_explain(CLI::App* grad, const std::shared_ptr<GradArgs>& a) {
   auto* e = grad->add_subcommand("explain", "One vector x through one norm: tape, Jacobian vs closed form, Theorem 1");
   e->add_option("--norm", a->explain.norm, "Norm variant")->required();
-  e->add_option("--H", a->explain.H, "Size of x")->capture_default_str();
+  e->add_option("--H", a->explain.H, "Size of x [a whole number from 2 to 4096: explain prints H x H Jacobians]")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 4096).description(""));
   e->add_option("--seed", a->explain.seed, "Seed for x and g")->capture_default_str();
   e->add_option("--estimator", a->estimator, "paper (biased sigma, eps 0) | code (unbiased std + 1e-5)")
       ->capture_default_str();
@@ -56,29 +59,29 @@ void setup_stats(CLI::App* grad, const std::shared_ptr<GradArgs>& a) {
 }
 
 void setup_probe(CLI::App* grad, const std::shared_ptr<GradArgs>& a) {
-  auto* p = grad->add_subcommand("probe", "Record the gradient at the norm layer while a model trains");
-  p->require_subcommand(1);
-  auto* m = p->add_subcommand("mnist", "The MNIST CNN of Xu et al. 2019 (Adam 1e-3, batch 32)");
-  m->add_option("--norm", a->probe_norms, "'all' or a comma-separated list of variants")->capture_default_str();
-  m->add_option("--steps", a->probe.steps, "Training updates per variant")->capture_default_str();
-  m->add_option("--seed", a->probe.seed, "Seed for init and batch order")->capture_default_str();
-  m->add_option("--batch-size", a->probe.batch_size, "Images per update (paper: 32)")->capture_default_str();
-  m->add_option("--lr", a->probe.lr, "Adam learning rate (paper: 1e-3)")->capture_default_str();
-  m->add_option("--C", a->probe.C, "AdaNorm's C (paper's MNIST setting: 2)")->capture_default_str();
-  m->add_option("--data", a->data, "MNIST-format folder (default: Fashion-MNIST)")->capture_default_str();
-  m->add_option("--out", a->out, "Folder for <norm>.jsonl, <norm>.svg and mean-dx.svg")->capture_default_str();
-  m->add_flag("--quiet", a->probe.quiet, "No progress lines");
-  add_threads_option(m, &a->threads);
-  m->callback([a]() {
-    apply_threads(a->threads);
+  auto* p = grad->add_subcommand("probe", "Record the gradient at a norm layer while a task's model trains");
+  TaskVerb verb;
+  verb.skip = {"norm", "out", "max_update", "no_save", "resume", "quiet"};
+  verb.extra_flags = [a](CLI::App* m) {
+    m->add_option("--norm", a->probe_norms, "'all' or a comma-separated list of variants")->capture_default_str();
+    m->add_option("--steps", a->probe.steps, "Training updates per variant [a whole number from 1 to 100000000]")
+        ->capture_default_str()
+        ->check(CLI::Range((int64_t)1, (int64_t)100000000).description(""));
+    m->add_option("--layer", a->probe.layer, "Dotted name of the watched module (default: the first *norm)");
+    m->add_option("--out", a->out, "Folder for <norm>.jsonl, <norm>.svg and mean-dx.svg")
+        ->capture_default_str()
+        ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("--out must be a folder path") : ""; }, ""));
+    m->add_flag("--quiet", a->probe.quiet, "No progress lines");
+  };
+  verb.run = [a](TaskInvocation& inv) {
     a->probe.norms = parse_norm_list(a->probe_norms);
     a->probe.out = a->out;
-    require_data_dir(a->data);
-    auto runs = run_grad_probe(a->probe, load_mnist_data(a->data, nullptr));
-    std::cout << "normlab grad probe mnist: " << a->probe.steps << " steps per variant, seed " << a->probe.seed
-              << "; per-row statistics at the norm layer averaged over the batch and over the steps\n\n"
+    auto runs = run_grad_probe(*inv.task, inv.settings, a->probe);
+    std::cout << "normlab grad probe " << inv.task->info().name << ": " << a->probe.steps << " steps per variant, seed "
+              << inv.settings["seed"] << "; per-row statistics at the norm layer averaged over the batch and over the steps\n\n"
               << format_probe_summary(runs) << "\nJSON-lines and SVG plots in " << a->out << "\n";
-  });
+  };
+  add_task_subcommands(p, verb);
 }
 
 void setup(CLI::App& app) {

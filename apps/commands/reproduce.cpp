@@ -1,32 +1,27 @@
-// `normlab reproduce mnist`: every LayerNorm variant of Xu et al. 2019 on the MNIST CNN, over seeds;
-// writes results.json, results.md (the paper's MNIST column beside ours) and SVG plots into --out.
+// `normlab reproduce <task>`: every norm variant × seeds of a task's experiment; writes results.json,
+// results.md (the paper's column beside ours) and SVG curves into --out. Results are rewritten after
+// every run, so a stopped reproduce loses at most the run in progress; --resume continues each run.
 #include <cmath>
 #include <iostream>
 #include <sstream>
 
-#include "common/atomic_file.h"
-#include "common/cli_common.h"
 #include "common/command_registry.h"
-#include "common/markdown_table.h"
-#include "common/mnist_experiment.h"
-#include "common/plot_svg.h"
+#include "engine/task_cli.h"
+#include "engine/trainer.h"
 #include "nn/norm/factory.h"
+#include "report/atomic_file.h"
+#include "report/markdown_table.h"
+#include "report/plot_svg.h"
 
 namespace nlapp {
 namespace {
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 struct ReproduceArgs {
-  int seeds = 3;
-  int epochs = 20;
-  int64_t max_steps = -1;
-  std::string data = kDefaultMnistData;
-  std::string out = "results/mnist";
+  int seeds = 1;
   std::vector<std::string> variants = nl::norm_names();
-  std::string impl = "fused";
-  double C = 2.0;
-  int threads = 1;
-  bool resume = false;
+  std::string out;
 };
 
 std::string fmt(double v, int prec = 2) {
@@ -38,98 +33,120 @@ std::string fmt(double v, int prec = 2) {
   return o.str();
 }
 
-void run(const ReproduceArgs& a) {
-  apply_threads(a.threads);
-  require_data_dir(a.data);
-  std::string dataset;
-  auto data = load_mnist_data(a.data, &dataset);
-  std::filesystem::create_directories(a.out);
-  json all = json::array();
-  std::map<std::string, std::vector<MnistRunResult>> by_variant;
-  for (int s = 1; s <= a.seeds; ++s)
+struct Outcome {
+  std::string variant;
+  int seed = 0;
+  bool diverged = false;
+  std::string error;
+  RunResult r;
+};
+
+void run(TaskInvocation& inv, const ReproduceArgs& a) {
+  Task& task = *inv.task;
+  const auto& info = task.info();
+  const std::string out = a.out.empty() ? "results/" + info.name : a.out;
+  fs::create_directories(out);
+  json runs = json::array();
+  std::vector<Outcome> all;
+  std::string data;
+  for (int seed = 1; seed <= a.seeds; ++seed)
     for (const auto& v : a.variants) {
-      MnistRunConfig c;
-      c.norm = v;
-      c.norm_opts = {{"impl", a.impl}};
-      if (v == "adanorm") c.norm_opts["C"] = a.C;
-      c.epochs = a.epochs;
-      c.seed = (uint64_t)s;
-      c.max_steps = a.max_steps;
-      c.resume = a.resume;
-      c.dataset_name = dataset;
-      c.out = std::filesystem::path(a.out) / "runs" / (v + "-seed" + std::to_string(s));
-      MnistRunResult r = run_mnist(c, data);
-      all.push_back(r.to_json());
-      by_variant[v].push_back(std::move(r));
-      // Results so far are always on disk: a stopped reproduce loses at most the run in progress.
-      write_file_atomic(std::filesystem::path(a.out) / "results.json",
-                        json{{"dataset", dataset}, {"epochs", a.epochs}, {"seeds", a.seeds}, {"runs", all}}.dump(2));
+      json s = inv.settings;
+      s["norm"] = v;
+      s["seed"] = seed;
+      s["out"] = (fs::path(out) / "runs" / (v + "-seed" + std::to_string(seed))).string();
+      task.setup(s);
+      data = task.data_summary();
+      Outcome o{v, seed, false, "", {}};
+      try {
+        o.r = Trainer(task, s).run();
+      } catch (const TrainingDiverged& e) {
+        o.diverged = true;
+        o.error = e.what();
+        std::cerr << "  " << v << " seed " << seed << " diverged: " << e.what() << "\n";
+      }
+      json j = o.diverged ? json{{"settings", s}} : o.r.to_json();
+      j["norm"] = v;
+      j["seed"] = seed;
+      j["diverged"] = o.diverged;
+      if (o.diverged) j["error"] = o.error;
+      runs.push_back(j);
+      all.push_back(std::move(o));
+      write_file_atomic(fs::path(out) / "results.json",
+                        json{{"task", info.name}, {"data", data}, {"config", inv.config_source}, {"seeds", a.seeds},
+                             {"metric", info.metric}, {"paper_source", info.paper}, {"runs", runs}}
+                            .dump(2) + "\n");
     }
 
   std::vector<std::vector<std::string>> rows;
+  std::vector<Series> loss, curve;
   for (const auto& v : a.variants) {
-    const auto& rs = by_variant[v];
     std::vector<double> test, valid;
-    int diverged = 0;
+    int diverged = 0, n = 0;
     double ips = 0;
-    for (const auto& r : rs) {
-      if (r.diverged) ++diverged;
-      test.push_back(r.test_acc);
-      valid.push_back(r.best_valid_acc);
-      ips += r.images_per_s / (double)rs.size();
+    for (const auto& o : all) {
+      if (o.variant != v) continue;
+      ++n;
+      if (o.diverged) {
+        ++diverged;
+        continue;
+      }
+      test.push_back(o.r.test.count(info.metric) ? o.r.test.at(info.metric) : std::nan(""));
+      valid.push_back(o.r.best_valid);
+      ips += o.r.items_per_s;
+      if (o.seed == 1) {
+        Series sl{v, {}, {}}, sc{v, {}, {}};
+        for (auto& [u, l] : o.r.train_loss) sl.x.push_back((double)u), sl.y.push_back(l);
+        for (auto& [e, m] : o.r.valid_curve) sc.x.push_back(e), sc.y.push_back(m);
+        loss.push_back(sl);
+        curve.push_back(sc);
+      }
     }
-    rows.push_back({v, format_mean_std(test), format_mean_std(valid), fmt(paper_mnist_accuracy(v)),
-                    diverged ? std::to_string(diverged) + "/" + std::to_string(rs.size()) : "0", fmt(ips, 0)});
+    json sv = inv.settings;
+    sv["norm"] = v;
+    const int ok = n - diverged;
+    rows.push_back({v, test.empty() ? "—" : format_mean_std(test), valid.empty() ? "—" : format_mean_std(valid),
+                    fmt(task.paper_reference(sv)), diverged ? std::to_string(diverged) + "/" + std::to_string(n) : "0",
+                    ok ? fmt(ips / ok, 0) : "—"});
   }
+  const json& s = inv.settings;
   std::ostringstream md;
-  md << "# MNIST CNN with each LayerNorm variant (Xu et al. 2019, appendix A.3)\n\n"
-     << "Data: " << dataset << " (" << data.train.size() << " train / " << data.valid.size() << " valid / "
-     << data.test.size() << " test). " << a.epochs << " epoch(s), " << a.seeds
-     << " seed(s), Adam lr 1e-3, batch 32; test accuracy of the best-validation checkpoint, mean ± std over seeds.\n"
-     << "The paper's column is MNIST after 20 epochs (Tables 1-4); it is comparable only when --data is MNIST "
-        "and --epochs 20.\n\n";
-  md << markdown_table({"variant", "test acc %", "best valid acc %", "paper (MNIST) %", "diverged", "images/s"}, rows,
-                       {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right});
-  write_file_atomic(std::filesystem::path(a.out) / "results.md", md.str());
-
-  std::vector<Series> loss, acc;
-  for (const auto& v : a.variants) {
-    const auto& r = by_variant[v].front();  // curves of the first seed
-    Series sl{v, {}, {}}, sa{v, {}, {}};
-    for (auto& [step, l] : r.history.train_loss) {
-      sl.x.push_back((double)step);
-      sl.y.push_back(l);
-    }
-    for (auto& [ep, ac] : r.history.valid_acc) {
-      sa.x.push_back(ep);
-      sa.y.push_back(ac);
-    }
-    loss.push_back(sl);
-    acc.push_back(sa);
-  }
-  write_line_chart(std::filesystem::path(a.out) / "train_loss.svg",
-                   {"Training loss (" + dataset + ", seed 1)", "update", "cross-entropy (mean of 50 updates)", true}, loss);
-  write_line_chart(std::filesystem::path(a.out) / "valid_acc.svg",
-                   {"Validation accuracy (" + dataset + ", seed 1)", "epoch", "accuracy %"}, acc);
-  std::cout << "\n" << md.str() << "\nwritten: " << a.out << "/results.{json,md}, train_loss.svg, valid_acc.svg\n";
+  md << "# " << info.description << ": every norm variant\n\n"
+     << "Data: " << data << ". " << s["max_epoch"] << " epoch(s)"
+     << (s["max_update"].get<int64_t>() > 0 ? ", at most " + s["max_update"].dump() + " updates" : "") << ", " << a.seeds
+     << " seed(s), " << s["optimizer"].get<std::string>() << " lr " << s["lr"] << "; test " << info.metric
+     << " of the best-validation checkpoint, mean ± std over seeds. Settings: "
+     << (inv.config_source.empty() ? "built-in defaults" : inv.config_source) << " and flags (each run's config.json).\n"
+     << "Paper column: " << info.paper << "; comparable only in the paper's setting. Results differ in the last digits "
+     << "between CPUs (different BLAS kernels); one machine repeats exactly.\n\n";
+  md << markdown_table({"variant", "test " + info.metric, "best valid " + info.metric, "paper", "diverged",
+                        info.unit + "/s"},
+                       rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right});
+  write_file_atomic(fs::path(out) / "results.md", md.str());
+  write_line_chart(fs::path(out) / "train_loss.svg", {"Training loss (" + data + ", seed 1)", "update", "loss (mean over the log interval)", true},
+                   loss);
+  write_line_chart(fs::path(out) / ("valid_" + info.metric + ".svg"),
+                   {"Validation " + info.metric + " (seed 1)", "epoch", info.metric}, curve);
+  std::cout << "\n" << md.str() << "\nwritten: " << out << "/results.{json,md}, train_loss.svg, valid_" << info.metric
+            << ".svg\n";
 }
 
 void setup(CLI::App& app) {
-  auto* rep = app.add_subcommand("reproduce", "Re-run a paper's experiment for every norm variant");
-  rep->require_subcommand(1);
+  auto* rep = app.add_subcommand("reproduce", "Re-run a paper's experiment for every norm variant and seed");
   auto a = std::make_shared<ReproduceArgs>();
-  auto* m = rep->add_subcommand("mnist", "Xu et al. 2019 MNIST CNN, every LayerNorm variant");
-  m->add_option("--seeds", a->seeds, "Seeds per variant (1..N)")->capture_default_str()->check(CLI::PositiveNumber);
-  m->add_option("--epochs", a->epochs, "Epochs per run (paper: 20)")->capture_default_str()->check(CLI::PositiveNumber);
-  m->add_option("--max-steps", a->max_steps, "Cap on updates per run (-1: none)")->capture_default_str();
-  m->add_option("--data", a->data, "MNIST-format folder (default: Fashion-MNIST)")->capture_default_str();
-  m->add_option("--out", a->out, "Results folder")->capture_default_str();
-  m->add_option("--variants", a->variants, "Subset of variants")->check(CLI::IsMember(nl::norm_names()));
-  m->add_option("--impl", a->impl, "LayerNorm implementation")->check(CLI::IsMember({"fused", "composite"}))->capture_default_str();
-  m->add_option("--C", a->C, "AdaNorm's C (paper's MNIST setting: 2)")->capture_default_str();
-  m->add_flag("--resume", a->resume, "Resume each run from its last checkpoint");
-  add_threads_option(m, &a->threads);
-  m->callback([a]() { run(*a); });
+  TaskVerb verb;
+  verb.skip = {"norm", "seed", "out"};
+  verb.extra_flags = [a](CLI::App* sub) {
+    sub->add_option("--seeds", a->seeds, "Seeds 1..N per variant [a whole number from 1 to 100]")
+        ->check(CLI::Range(1, 100).description(""))
+        ->capture_default_str();
+    sub->add_option("--variants", a->variants, "Norm variants to run (default: all)")
+        ->delimiter(',')
+        ->check(CLI::IsMember(nl::norm_names()));
+    sub->add_option("--out", a->out, "Results folder (default results/<task>)");
+  };
+  verb.run = [a](TaskInvocation& inv) { run(inv, *a); };
+  add_task_subcommands(rep, verb);
 }
 
 CommandRegistrar reg{{"reproduce", 20, setup}};

@@ -9,7 +9,5 @@ namespace nlapp {
 void add_threads_option(CLI::App* cmd, int* threads);
 /// Applies the thread count (nl::set_num_threads); throws std::invalid_argument if < 1.
 void apply_threads(int threads);
-/// Checks that `dir` exists; otherwise throws std::runtime_error with the fix for MNIST-like data.
-void require_data_dir(const std::string& dir);
 
 }  // namespace nlapp

@@ -1,5 +1,7 @@
 #include "common/grad_explain.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -14,6 +16,10 @@ using nl::Tensor;
 using nl::Variable;
 
 ExplainResult explain_gradients(const ExplainConfig& cfg) {
+  if (cfg.H > kMaxExplainH)
+    throw std::invalid_argument("--H must be at most " + std::to_string(kMaxExplainH) + " for explain (it prints and " +
+                                "stores H x H Jacobians, H backward passes), got " + std::to_string(cfg.H) +
+                                "; use `normlab grad stats --H N` for large H");
   auto norm = make_grad_norm(cfg.norm, cfg.H, cfg.est, "composite", cfg.C, cfg.k);
   ExplainResult r;
   r.cfg = cfg;

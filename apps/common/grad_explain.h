@@ -10,9 +10,12 @@
 
 namespace nlapp {
 
+/// Largest H explain accepts: it builds H x H Jacobians with H backward passes and prints them.
+inline constexpr int64_t kMaxExplainH = 4096;
+
 struct ExplainConfig {
   std::string norm = "layernorm-simple";  ///< any name of nl::norm_names()
-  int64_t H = 8;                          ///< size of x (>= 2)
+  int64_t H = 8;                          ///< size of x (2 ..= kMaxExplainH)
   uint64_t seed = 1;
   nl::theory::Estimator est;              ///< paper (default) or the released code's
   double C = 2.0, k = 0.1;                ///< AdaNorm's phi(y) = C(1 - k y) (paper's MNIST setting: C = 2)
@@ -34,7 +37,8 @@ struct ExplainResult {
 
 /// Runs the explanation: x = 2.5 N(0,1) + 1 and g = N(0,1) + 0.5 from nl::manual_seed(seed); the
 /// composite implementation in float64 so Detach nodes appear on the tape; H backward passes with
-/// retain_graph give the Jacobian. Throws std::invalid_argument on an unknown norm or H < 2.
+/// retain_graph give the Jacobian. Throws std::invalid_argument on an unknown norm, H < 2 or
+/// H > kMaxExplainH.
 ExplainResult explain_gradients(const ExplainConfig& cfg);
 
 /// The closed form's name and equation for a variant, e.g. "W1 = (1/σ)(I − y yᵀ/H − 1 1ᵀ/H)  (Eq. 8)".

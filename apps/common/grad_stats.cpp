@@ -8,7 +8,7 @@
 
 #include "autograd/functions.h"
 #include "common/grad_norms.h"
-#include "common/markdown_table.h"
+#include "report/markdown_table.h"
 
 namespace nlapp {
 namespace th = nl::theory;

@@ -1,11 +1,27 @@
 #include "nn/module.h"
 
+#include <algorithm>
+
 #include <sstream>
 #include <stdexcept>
 
 namespace nl {
 
 Module::Module(std::string type_name) : type_name_(std::move(type_name)) {}
+
+int Module::register_forward_hook(ForwardHook hook) {
+  hooks_.push_back({next_hook_, std::move(hook)});
+  return next_hook_++;
+}
+
+void Module::remove_forward_hook(int handle) {
+  hooks_.erase(std::remove_if(hooks_.begin(), hooks_.end(), [&](const auto& h) { return h.first == handle; }),
+               hooks_.end());
+}
+
+void Module::run_forward_hooks(const std::vector<Variable>& inputs, const Variable& output) {
+  for (auto& [id, h] : hooks_) h(*this, inputs, output);
+}
 
 Variable Module::forward(const Variable&) {
   throw std::logic_error("module " + type_name_ + " has no single-input forward");

@@ -3,6 +3,7 @@
 // with requires_grad), named buffers (plain Tensors saved in state_dict, e.g. running statistics) and
 // named sub-modules. Names are dotted paths ("encoder.fc1.weight") in registration order; each
 // parameter's Variable carries its full dotted name so Tape::dump() shows it.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,9 +26,24 @@ class Module {
   Module& operator=(const Module&) = delete;
 
   /// The single-input forward pass. The default throws std::logic_error
-  /// ("module X has no single-input forward") for modules that take other inputs.
+  /// ("module X has no single-input forward"): modules with several inputs (attention: query, key,
+  /// value, masks) define their own typed forward and operator() instead, and call
+  /// run_forward_hooks with all their inputs.
   virtual Variable forward(const Variable& x);
-  Variable operator()(const Variable& x) { return forward(x); }
+  /// Calls forward(x), then the forward hooks (PyTorch's module(x)).
+  Variable operator()(const Variable& x) {
+    Variable y = forward(x);
+    if (!hooks_.empty()) run_forward_hooks({x}, y);
+    return y;
+  }
+
+  // ---- hooks (how probes watch a layer without the model knowing) ----
+  /// Called after each forward through operator(): (module, inputs, output).
+  using ForwardHook = std::function<void(Module&, const std::vector<Variable>&, const Variable&)>;
+  /// Adds a hook; returns a handle for remove_forward_hook.
+  int register_forward_hook(ForwardHook hook);
+  /// Removes a hook by handle (unknown handles are ignored).
+  void remove_forward_hook(int handle);
 
   // ---- registration ----
   /// Adds a leaf parameter initialised to `init` (requires_grad = true; its Variable name is the full
@@ -92,6 +108,8 @@ class Module {
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> m);
+  /// Runs the forward hooks; typed forwards of multi-input modules call it themselves.
+  void run_forward_hooks(const std::vector<Variable>& inputs, const Variable& output);
 
  private:
   void check_new_name(const std::string& name, const char* what) const;
@@ -103,6 +121,8 @@ class Module {
   std::vector<std::pair<std::string, Variable>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::vector<std::pair<int, ForwardHook>> hooks_;
+  int next_hook_ = 0;
 };
 
 }  // namespace nl

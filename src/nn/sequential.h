@@ -21,7 +21,7 @@ class Sequential : public Module {
   }
   Variable forward(const Variable& x) override {
     Variable h = x;
-    for (auto& m : layers_) h = m->forward(h);
+    for (auto& m : layers_) h = (*m)(h);
     return h;
   }
   size_t size() const { return layers_.size(); }

@@ -18,11 +18,10 @@ MnistCnn::MnistCnn(const MnistCnnConfig& cfg) : Module("MnistCnn"), cfg_(cfg) {
 Variable MnistCnn::forward(const Variable& x) {
   if (x.dim() != 4 || x.size(1) != 1 || x.size(2) != 28 || x.size(3) != 28)
     throw std::invalid_argument("MnistCnn: input must be [B, 1, 28, 28], got " + shape_str(x.shape()));
-  Variable h = max_pool2d(conv1_->forward(x), 2);
-  h = max_pool2d(conv2_->forward(h), 2);
-  norm_in_ = fc1_->forward(flatten(h, 1));
-  norm_out_ = norm_->forward(norm_in_);
-  return fc2_->forward(relu(norm_out_));
+  Variable h = max_pool2d((*conv1_)(x), 2);
+  h = max_pool2d((*conv2_)(h), 2);
+  h = (*norm_)((*fc1_)(flatten(h, 1)));
+  return (*fc2_)(relu(h));
 }
 
 }  // namespace nl

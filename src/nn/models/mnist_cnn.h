@@ -30,18 +30,13 @@ class MnistCnn : public Module {
   explicit MnistCnn(const MnistCnnConfig& cfg);
   /// x [B, 1, 28, 28] -> logits [B, classes]; throws std::invalid_argument on another input shape.
   Variable forward(const Variable& x) override;
-  /// The hidden layer's pre-norm activations and the norm's output from the last forward (for the
-  /// gradient probes of `normlab grad probe`); undefined before the first forward.
-  const Variable& norm_input() const { return norm_in_; }
-  const Variable& norm_output() const { return norm_out_; }
   const MnistCnnConfig& config() const { return cfg_; }
 
  private:
   MnistCnnConfig cfg_;
   std::shared_ptr<Conv2d> conv1_, conv2_;
   std::shared_ptr<Linear> fc1_, fc2_;
-  std::shared_ptr<Module> norm_;
-  Variable norm_in_, norm_out_;
+  std::shared_ptr<Module> norm_;  ///< probes attach to it with a forward hook (Module::register_forward_hook)
 };
 
 }  // namespace nl

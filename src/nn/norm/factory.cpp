@@ -38,6 +38,24 @@ T get_opt(const nlohmann::json& opts, const std::string& name, const std::string
 }
 }  // namespace
 
+const std::vector<std::string>& norm_option_keys(const std::string& name) {
+  static const std::vector<std::string> common{"impl", "eps", "unbiased", "eps_inside", "dtype"};
+  static const std::vector<std::string> ada = [] {
+    auto v = common;
+    v.insert(v.end(), {"C", "k"});
+    return v;
+  }();
+  static const std::vector<std::string> ln = [] {
+    auto v = common;
+    v.push_back("affine");
+    return v;
+  }();
+  const auto& names = norm_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw std::invalid_argument("unknown norm '" + name + "' (valid: " + join(names) + ")");
+  return name == "adanorm" ? ada : name == "none" ? common : ln;
+}
+
 std::shared_ptr<Module> make_norm(const std::string& name, int64_t d, const nlohmann::json& opts) {
   const auto& names = norm_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
@@ -45,13 +63,7 @@ std::shared_ptr<Module> make_norm(const std::string& name, int64_t d, const nloh
   if (!opts.is_null() && !opts.is_object())
     throw std::invalid_argument("make_norm(" + name + "): options must be a JSON object, got " + opts.dump());
 
-  std::vector<std::string> valid{"impl", "eps", "unbiased", "eps_inside", "dtype"};
-  if (name == "adanorm") {
-    valid.push_back("C");
-    valid.push_back("k");
-  } else if (name != "none") {
-    valid.push_back("affine");
-  }
+  const std::vector<std::string>& valid = norm_option_keys(name);
   if (opts.is_object())
     for (auto it = opts.begin(); it != opts.end(); ++it)
       if (std::find(valid.begin(), valid.end(), it.key()) == valid.end())

@@ -14,6 +14,10 @@ namespace nl {
 /// detachnorm, detach-mean, detach-variance, adanorm.
 const std::vector<std::string>& norm_names();
 
+/// The option keys make_norm accepts for `name` (so callers can pass only the settings a norm uses,
+/// e.g. AdaNorm's "C"). Throws std::invalid_argument for an unknown name.
+const std::vector<std::string>& norm_option_keys(const std::string& name);
+
 /// Builds norm `name` over the last dim d (input [..., d]). `opts` (a JSON object or null):
 ///   "impl": "fused" (default) | "composite";  "eps": number (1e-5);
 ///   "unbiased": bool (false: 1/H as paper/torch; true: 1/(H-1) as the AdaNorm code);

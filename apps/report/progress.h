@@ -36,6 +36,8 @@ class ProgressPrinter {
   /// out of total_steps), `loss` this step's loss, `items` the items (images, tokens) it
   /// processed. Prints when due (see class comment).
   void update(int epoch, std::int64_t step, double loss, std::int64_t items);
+  /// Sets the learning rate shown in the line from now on ("lr 1.00e-03"; not shown before the first call).
+  void set_lr(double lr) { lr_ = lr; }
 
   /// Prints a message on its own line without garbling the TTY progress line.
   void message(const std::string& text);
@@ -44,7 +46,7 @@ class ProgressPrinter {
   void finish();
 
   /// The current progress line, e.g.
-  /// "epoch 3/20  step 1200/34380  loss 0.4123  3512 img/s  elapsed 00:01:23  eta 00:12:34".
+  /// "epoch 3/20  step 1200/34380  loss 0.4123  lr 1.00e-03  3512 img/s  elapsed 00:01:23  eta 00:12:34".
   std::string line() const;
 
   /// Bias-corrected exponential moving average of the losses seen (NaN before the first).
@@ -69,6 +71,8 @@ class ProgressPrinter {
   int epoch_ = 0;
   std::int64_t step_ = 0, items_ = 0, updates_ = 0;
   double ema_ = 0.0, ema_weight_ = 0.0;
+  double lr_ = -1.0;
+  std::int64_t start_step_ = -1;  // step before the first update() of this process
   std::size_t last_len_ = 0;
   int prints_ = 0;
   bool line_open_ = false;

@@ -1,4 +1,4 @@
-#include "common/plot_svg.h"
+#include "report/plot_svg.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "common/atomic_file.h"
+#include "report/atomic_file.h"
 
 namespace nlapp {
 namespace {

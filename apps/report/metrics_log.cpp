@@ -1,4 +1,4 @@
-#include "common/metrics_log.h"
+#include "report/metrics_log.h"
 
 #include <cerrno>
 #include <cstring>

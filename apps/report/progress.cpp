@@ -1,4 +1,4 @@
-#include "common/progress.h"
+#include "report/progress.h"
 
 #include <unistd.h>
 
@@ -46,10 +46,14 @@ double ProgressPrinter::eta() const {
   if (opts_.total_steps <= 0 || step_ <= 0) return std::nan("");
   const double left = static_cast<double>(opts_.total_steps - step_);
   if (left <= 0) return 0.0;
-  return elapsed() / static_cast<double>(step_) * left;
+  // Steps done by this process (a resumed run starts at its checkpoint's step).
+  const double done = static_cast<double>(step_ - start_step_);
+  if (done <= 0) return std::nan("");
+  return elapsed() / done * left;
 }
 
 void ProgressPrinter::update(int epoch, std::int64_t step, double loss, std::int64_t items) {
+  if (start_step_ < 0) start_step_ = step - 1;
   epoch_ = epoch;
   step_ = step;
   items_ += items;
@@ -75,6 +79,10 @@ std::string ProgressPrinter::line() const {
   if (opts_.total_steps > 0) (s += '/') += std::to_string(opts_.total_steps);
   std::snprintf(buf, sizeof buf, "  loss %.4f", smoothed_loss());
   s += buf;
+  if (lr_ >= 0) {
+    std::snprintf(buf, sizeof buf, "  lr %.2e", lr_);
+    s += buf;
+  }
   std::snprintf(buf, sizeof buf, "  %.0f %s/s", items_per_second(), opts_.unit.c_str());
   s += buf;
   s += "  elapsed ";

@@ -1,4 +1,4 @@
-#include "common/grad_probe.h"
+#include "probes/grad_probe.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,12 +6,11 @@
 #include <stdexcept>
 
 #include "autograd/functions.h"
-#include "common/markdown_table.h"
-#include "common/metrics_log.h"
-#include "common/plot_svg.h"
-#include "nn/models/mnist_cnn.h"
+#include "report/markdown_table.h"
+#include "report/metrics_log.h"
+#include "report/plot_svg.h"
+#include "engine/trainer.h"
 #include "nn/norm/theory.h"
-#include "optim/optimizer.h"
 
 namespace nlapp {
 using nl::Tensor;
@@ -70,37 +69,59 @@ Series series_of(const std::vector<json>& recs, const std::string& field, const 
   return s;
 }
 
-ProbeRun probe_one(const ProbeConfig& cfg, const std::string& norm, const nl::MnistLikeSplits& data) {
-  nl::manual_seed(cfg.seed);
-  nl::MnistCnnConfig mc;
-  mc.norm = norm;
-  if (norm == "adanorm") mc.norm_opts = {{"C", cfg.C}};
-  nl::MnistCnn model(mc);
-  nl::Adam opt(model.parameters(), nl::AdamOptions{cfg.lr});
-  nl::Batcher train(data.train, cfg.batch_size, cfg.seed);
+// The module a probe watches: `name`, or the first one whose dotted name ends in "norm".
+nl::Module& find_layer(nl::Module& model, const std::string& name) {
+  std::string avail;
+  for (auto& [n, m] : model.named_modules()) {
+    if (name.empty() ? (n.size() >= 4 && n.compare(n.size() - 4, 4, "norm") == 0) : n == name)
+      return const_cast<nl::Module&>(*m);
+    if (!n.empty()) avail += (avail.empty() ? "" : ", ") + n;
+  }
+  throw std::invalid_argument("grad probe: the model has no module " + (name.empty() ? std::string("named *norm") : "'" + name + "'") +
+                              "; --layer takes one of: " + avail);
+}
+
+ProbeRun probe_one(Task& task, json settings, const ProbeConfig& cfg, const std::string& norm) {
+  settings["norm"] = norm;
+  settings["max_update"] = cfg.steps;
+  settings["max_epoch"] = 1000000;
+  settings["no_save"] = true;
+  settings["validate_interval"] = 0;
+  settings["validate_interval_updates"] = 0;
+  settings["quiet"] = true;
+  settings["out"] = (cfg.out / "runs" / norm).string();
+  task.setup(settings);
   ProbeRun run;
   run.norm = norm;
   run.jsonl = cfg.out / (norm + ".jsonl");
   run.svg = cfg.out / (norm + ".svg");
   MetricsLog log(run.jsonl, /*append=*/false);
-  for (int64_t step = 1; step <= cfg.steps; ++step) {
-    const int64_t i = (step - 1) % train.num_batches();
-    if (i == 0) train.set_epoch((uint64_t)((step - 1) / train.num_batches()));
-    nl::Batch b = train.batch(i);
-    Variable logits = model.forward(Variable(b.images));
-    Variable in = model.norm_input(), out = model.norm_output();
+  Variable in, out;  // the watched layer's input and output in the current training forward
+  TrainerHooks hooks;
+  hooks.after_backward = [&](int64_t update, double loss) {
+    if (!in.defined() || !out.grad().defined() || !in.grad().defined()) return;
+    if (in.dim() != 2)
+      throw std::invalid_argument("grad probe: the watched layer's input has shape " + nl::shape_str(in.shape()) +
+                                  "; the probe needs [N, H] rows");
+    run.records.push_back(probe_record(update, loss, probe_stats(in.data(), out.grad(), in.grad())));
+    log.write(run.records.back());
+    in = out = Variable();  // release the step's activations
+  };
+  Trainer trainer(task, settings, hooks);
+  nl::Module& layer = find_layer(trainer.model(), cfg.layer);
+  layer.register_forward_hook([&](nl::Module&, const std::vector<Variable>& inputs, const Variable& output) {
+    if (!nl::grad_enabled() || !output.requires_grad()) return;  // evaluation passes
+    in = inputs.at(0);
+    out = output;
     in.retain_grad();
     out.retain_grad();
-    Variable loss = nl::cross_entropy(logits, b.labels);
-    const double lv = loss.item();
-    if (!std::isfinite(lv)) break;
-    opt.zero_grad();
-    loss.backward();
-    run.records.push_back(probe_record(step, lv, probe_stats(in.data(), out.grad(), in.grad())));
-    log.write(run.records.back());
-    opt.step();
+  });
+  try {
+    trainer.run();
+  } catch (const TrainingDiverged& e) {
+    if (!cfg.quiet) std::cerr << "  " << norm << ": " << e.what() << "\n";
   }
-  PlotSpec spec{norm + ": gradients at the norm layer, per image", "step", "batch average (log scale)",
+  PlotSpec spec{norm + ": gradients at the norm layer, per row", "step", "batch average (log scale)",
                 /*log_y=*/true};
   write_line_chart(run.svg, spec,
                    {series_of(run.records, "g_abs_mean", "abs(mean g)"),
@@ -111,22 +132,20 @@ ProbeRun probe_one(const ProbeConfig& cfg, const std::string& norm, const nl::Mn
 }
 }  // namespace
 
-std::vector<ProbeRun> run_grad_probe(const ProbeConfig& cfg, const nl::MnistLikeSplits& data) {
+std::vector<ProbeRun> run_grad_probe(Task& task, const json& settings, const ProbeConfig& cfg) {
   for (const auto& n : cfg.norms) nl::theory::require_variant(n);
   if (cfg.norms.empty()) throw std::invalid_argument("grad probe: no norm given");
   if (cfg.steps < 1) throw std::invalid_argument("--steps must be at least 1, got " + std::to_string(cfg.steps));
-  if (cfg.batch_size < 1) throw std::invalid_argument("--batch-size must be at least 1");
-  if (!(cfg.lr > 0)) throw std::invalid_argument("--lr must be positive");
   std::filesystem::create_directories(cfg.out);
   std::vector<ProbeRun> runs;
   std::vector<Series> cmp;
   for (const auto& n : cfg.norms) {
     if (!cfg.quiet) std::cerr << "probing " << n << ": " << cfg.steps << " steps\n";
-    runs.push_back(probe_one(cfg, n, data));
+    runs.push_back(probe_one(task, settings, cfg, n));
     cmp.push_back(series_of(runs.back().records, "dx_abs_mean", n));
   }
   write_line_chart(cfg.out / "mean-dx.svg",
-                   PlotSpec{"abs(mean ∂ℓ/∂x) per image at the norm input", "step",
+                   PlotSpec{"abs(mean ∂ℓ/∂x) per row at the norm input", "step",
                             "batch average (log scale)", true},
                    cmp);
   return runs;

@@ -1,9 +1,9 @@
 #pragma once
-// `normlab grad probe mnist`: Theorem 1 live. Trains the CNN of Xu et al. 2019 (appendix A.3; Adam,
-// batch 32) and records per step, at the norm layer, the statistics of the gradient arriving at the
-// norm's output (g) and leaving it at its input (dL/dx), per row (one image, over the H features)
-// and averaged over the batch. Writes <out>/<norm>.jsonl and <out>/<norm>.svg per variant and
-// <out>/mean-dx.svg comparing mean(dL/dx) across variants.
+// `normlab grad probe <task>`: Theorem 1 live. Trains a task's model with the Trainer and records per
+// update, at one norm layer (watched through a forward hook, Module::register_forward_hook), the
+// statistics of the gradient arriving at the norm's output (g) and leaving it at its input (dL/dx),
+// per row (one item, over the H features) and averaged over the rows. Writes <out>/<norm>.jsonl and
+// <out>/<norm>.svg per variant and <out>/mean-dx.svg comparing mean(dL/dx) across variants.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/image_dataset.h"
+#include "engine/task.h"
 #include "tensor/tensor.h"
 
 namespace nlapp {
@@ -19,12 +19,9 @@ namespace nlapp {
 struct ProbeConfig {
   std::vector<std::string> norms;  ///< names of nl::norm_names()
   int64_t steps = 300;             ///< training updates per variant (>= 1)
-  int64_t batch_size = 32;
-  double lr = 1e-3;
-  uint64_t seed = 1;
-  double C = 2.0;                  ///< AdaNorm's scale (paper's MNIST setting)
+  std::string layer;               ///< dotted module name; "" = the first module whose name ends in "norm"
   std::filesystem::path out = "results/grad-probe";
-  bool quiet = false;              ///< no per-variant progress lines
+  bool quiet = false;              ///< no progress lines
 };
 
 /// Per-row statistics averaged over the batch (each row: one image's H hidden features).
@@ -51,11 +48,12 @@ struct ProbeRun {
   std::filesystem::path jsonl, svg;
 };
 
-/// Trains one fresh model per variant for cfg.steps updates (same seed, same batches) and writes the
-/// files above. Stops a variant early (keeping its records) if the loss becomes non-finite.
-/// Throws std::invalid_argument on an unknown norm, steps/batch_size < 1 or lr <= 0, std::runtime_error on
-/// I/O failure.
-std::vector<ProbeRun> run_grad_probe(const ProbeConfig& cfg, const nl::MnistLikeSplits& data);
+/// Trains one fresh model per variant for cfg.steps updates with the task's `settings` (same seed,
+/// same batches; settings["norm"] is replaced by each variant; no checkpoints) and writes the files
+/// above. Stops a variant early (keeping its records) if the loss becomes non-finite. Throws
+/// std::invalid_argument on an unknown norm or layer, steps < 1, a layer whose input is not [N, H];
+/// std::runtime_error on I/O failure.
+std::vector<ProbeRun> run_grad_probe(Task& task, const nlohmann::json& settings, const ProbeConfig& cfg);
 
 /// A markdown table: per variant, averages over the run of |mean g|, |mean dL/dx|, |gbar|/sigma,
 /// var g, var dL/dx, D_g/sigma^2 and sigma of x.

@@ -1,4 +1,4 @@
-#include "common/markdown_table.h"
+#include "report/markdown_table.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,20 @@
+#pragma once
+// The norm settings every task with norm slots shares (--norm, --impl, --C), and the one place that
+// turns them into make_norm options: each norm gets only the options it accepts (AdaNorm's C goes to
+// AdaNorm alone), so no command special-cases a norm.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/options.h"
+
+namespace nlapp {
+
+/// Specs of "norm" (default `default_norm`), "impl" (fused | composite) and "C" (AdaNorm's scale,
+/// Xu et al. 2019 Eq. 9; `default_C` is the paper's value for the task).
+std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C);
+
+/// make_norm options for settings["norm"]: {"impl": ...} plus "C" when the norm takes it.
+nlohmann::json norm_options(const nlohmann::json& settings);
+
+}  // namespace nlapp

@@ -1,0 +1,73 @@
+#pragma once
+// Task: what the one Trainer needs to know about an experiment of the papers — its settings, its
+// model, the batches of its training split, the loss of a batch, how to evaluate a split, and the
+// paper's reference numbers. Tasks register in the task registry (task_registry.h); the commands
+// `train`, `reproduce`, `bench` and `grad probe` look them up by name and know nothing else of them.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/variable.h"
+#include "engine/options.h"
+#include "nn/module.h"
+
+namespace nlapp {
+
+/// One mini-batch, opaque to the trainer. `items` counts what the progress line reports per second
+/// (images, target tokens).
+struct TaskBatch {
+  virtual ~TaskBatch() = default;
+  int64_t items = 0;
+};
+
+/// Named metrics of an evaluation, e.g. {"acc": 87.4, "loss": 0.35}.
+using Metrics = std::map<std::string, double>;
+
+/// Static facts about a task.
+struct TaskInfo {
+  std::string name;         ///< registry key, e.g. "mnist"
+  std::string description;  ///< one line for --help
+  std::string unit;         ///< what `items` counts: "img", "tok"
+  std::string metric;       ///< the validation metric that picks checkpoint_best, e.g. "acc"
+  bool higher_is_better = true;
+  std::string paper;        ///< source of the reference numbers, e.g. "Xu et al. 2019, Tables 1-4"
+};
+
+/// An experiment. Lifecycle: settings() once; setup(settings) loads the data; then build_model and the
+/// batch/loss/evaluate calls. All randomness comes from the settings' seed (see Trainer).
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual const TaskInfo& info() const = 0;
+  /// The task's own settings (model, data, batch size, norm, ...) with defaults; the trainer adds its
+  /// own (optimizer, schedule, run length, checkpoints).
+  virtual std::vector<OptionSpec> settings() const = 0;
+  /// Trainer defaults this task changes (e.g. {"lr": 1e-3, "max_epoch": 20}).
+  virtual nlohmann::json trainer_defaults() const { return nlohmann::json::object(); }
+  /// Loads data for the resolved settings. Throws std::runtime_error naming a missing data set and
+  /// how to get it.
+  virtual void setup(const nlohmann::json& settings) = 0;
+  /// A one-line description of the loaded data (for the run header and results).
+  virtual std::string data_summary() const = 0;
+  /// Builds a freshly initialised model (draws from the global generator: seed it first).
+  virtual std::shared_ptr<nl::Module> build_model(const nlohmann::json& settings) = 0;
+  /// Number of training batches of epoch `epoch` (0-based).
+  virtual int64_t epoch_size(uint64_t epoch) const = 0;
+  /// Training batch `index` of epoch `epoch`: a pure function of (seed, epoch, index), so a run can
+  /// resume in the middle of an epoch.
+  virtual std::unique_ptr<TaskBatch> train_batch(uint64_t epoch, int64_t index) const = 0;
+  /// The training loss of a batch (mean over its items), recorded on the tape.
+  virtual nl::Variable loss(nl::Module& model, const TaskBatch& batch) const = 0;
+  /// Evaluates `split` ("valid" or "test") in eval mode without gradients.
+  virtual Metrics evaluate(nl::Module& model, const std::string& split) const = 0;
+  /// The paper's number for these settings (same units as `info().metric`), or NaN if not reported.
+  virtual double paper_reference(const nlohmann::json& settings) const = 0;
+  /// A synthetic batch of the size training uses, for `normlab bench` (no data needed).
+  virtual std::unique_ptr<TaskBatch> bench_batch(const nlohmann::json& settings) const = 0;
+};
+
+}  // namespace nlapp

@@ -1,0 +1,53 @@
+#include "engine/task_cli.h"
+
+#include "engine/task_registry.h"
+#include "engine/trainer.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+
+json resolve_task_settings(const Task& task, const std::string& config, const std::map<std::string, std::string>& flags,
+                           std::string* source) {
+  OptionSchema schema = task_schema(task);
+  json file_cfg = json::object();
+  std::string path;
+  if (!config.empty()) {
+    path = find_config(task.info().name, config);
+  } else {
+    auto names = config_names(task.info().name);
+    if (std::find(names.begin(), names.end(), "default") != names.end()) path = find_config(task.info().name, "default");
+  }
+  if (!path.empty()) {
+    json j = read_json_file(path);
+    if (j.contains("task") && j["task"] != task.info().name)
+      throw std::invalid_argument(path + ": this config is for task " + j["task"].dump() + ", not " + task.info().name);
+    file_cfg = schema.check_config(j, path);
+  }
+  if (source) *source = path;
+  return schema.resolve(file_cfg, flags);
+}
+
+void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
+  verb_cmd->require_subcommand(1);
+  for (const auto& entry : task_registry()) {
+    auto* sub = verb_cmd->add_subcommand(entry.name, entry.description);
+    auto flags = std::make_shared<std::map<std::string, std::string>>();
+    auto config = std::make_shared<std::string>();
+    auto task = std::shared_ptr<Task>(entry.make());
+    std::string names;
+    for (const auto& n : config_names(entry.name)) names += (names.empty() ? "" : ", ") + n;
+    sub->add_option("--config", *config,
+                    "Settings file: a name in apps/configs/" + entry.name + "/ (" + (names.empty() ? "none" : names) +
+                        ") or a path to a .json file; flags override it");
+    task_schema(*task).add_flags(sub, *flags, verb.skip);
+    if (verb.extra_flags) verb.extra_flags(sub);
+    sub->callback([flags, config, name = entry.name, run = verb.run] {
+      TaskInvocation inv;
+      inv.task = make_task(name);
+      inv.settings = resolve_task_settings(*inv.task, *config, *flags, &inv.config_source);
+      run(inv);
+    });
+  }
+}
+
+}  // namespace nlapp

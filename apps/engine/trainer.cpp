@@ -1,0 +1,495 @@
+#include "engine/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "autograd/anomaly.h"
+#include "autograd/functions.h"
+#include "backends/cpu/threads.h"
+#include "optim/checkpoint.h"
+#include "optim/clip.h"
+#include "report/atomic_file.h"
+#include "report/metrics_log.h"
+#include "report/progress.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+constexpr double kBig = 9007199254740992.0;  // 2^53: every such integer is exact in a double and in JSON
+constexpr const char* kFormat = "normlab-train-v2";
+
+OptionSpec spec(std::string key, OptKind kind, json def, std::string help, double lo = -1e308, double hi = 1e308,
+                bool lo_open = false) {
+  OptionSpec s;
+  s.key = std::move(key);
+  s.kind = kind;
+  s.def = std::move(def);
+  s.help = std::move(help);
+  s.lo = lo;
+  s.hi = hi;
+  s.lo_open = lo_open;
+  return s;
+}
+OptionSpec choice(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
+  OptionSpec s = spec(std::move(key), OptKind::String, def, std::move(help));
+  s.choices = std::move(choices);
+  return s;
+}
+OptionSpec resumable(OptionSpec s) {
+  s.resumable = true;
+  return s;
+}
+
+// "(0.9, 0.98)" or "0.9,0.98" → two numbers in [0, 1).
+std::pair<double, double> parse_betas(const std::string& text) {
+  std::string t;
+  for (char c : text)
+    if (c != '(' && c != ')' && c != ' ') t += c;
+  auto comma = t.find(',');
+  auto bad = std::invalid_argument("--adam-betas must be two numbers in [0, 1) such as '(0.9, 0.98)' (got '" + text + "')");
+  if (comma == std::string::npos) throw bad;
+  char* e1 = nullptr;
+  char* e2 = nullptr;
+  std::string a = t.substr(0, comma), b = t.substr(comma + 1);
+  double b1 = std::strtod(a.c_str(), &e1), b2 = std::strtod(b.c_str(), &e2);
+  if (a.empty() || b.empty() || *e1 || *e2 || !(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1)) throw bad;
+  return {b1, b2};
+}
+
+int64_t geti(const json& s, const char* k) { return s.at(k).get<int64_t>(); }
+double getd(const json& s, const char* k) { return s.at(k).get<double>(); }
+bool getb(const json& s, const char* k) { return s.at(k).get<bool>(); }
+std::string gets(const json& s, const char* k) { return s.at(k).get<std::string>(); }
+
+nl::StateDict model_part(const nl::TensorMap& t) {
+  nl::StateDict sd;
+  for (auto& [k, v] : t)
+    if (k.rfind("model.", 0) == 0) sd[k.substr(6)] = v;
+  return sd;
+}
+
+// The metrics log keeps its first `lines` lines (a resumed run rewinds what was logged after its
+// checkpoint, so the log continues exactly as if the run had never stopped).
+void truncate_lines(const fs::path& p, int64_t lines) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return;
+  std::string keep, line;
+  for (int64_t i = 0; i < lines && std::getline(in, line); ++i) keep += line + "\n";
+  in.close();
+  write_file_atomic(p, keep);
+}
+
+int64_t count_lines(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  int64_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+}  // namespace
+
+std::vector<OptionSpec> trainer_settings() {
+  std::vector<OptionSpec> v = {
+      spec("seed", OptKind::Int, 1, "Seed of initialisation, batch order and dropout", 0, kBig),
+      resumable(spec("max_epoch", OptKind::Int, 1, "Epochs to train", 1, 1e6)),
+      resumable(spec("max_update", OptKind::Int, 0, "Stop after this many updates in total; 0: no limit (fairseq)", 0, kBig)),
+      choice("optimizer", "adam", {"adam", "adamw", "sgd"}, "Optimizer (torch semantics)"),
+      spec("lr", OptKind::Float, 1e-3, "Peak learning rate", 0, 10, true),
+      spec("adam_betas", OptKind::String, "(0.9, 0.999)", "Adam's betas, e.g. '(0.9, 0.98)'"),
+      spec("adam_eps", OptKind::Float, 1e-8, "Adam's epsilon", 0, 1, true),
+      spec("weight_decay", OptKind::Float, 0.0, "Weight decay (L2 for adam/sgd, decoupled for adamw)", 0, 10),
+      spec("momentum", OptKind::Float, 0.0, "SGD momentum", 0, 0.999999),
+      choice("lr_scheduler", "fixed", {"fixed", "inverse_sqrt", "linear", "cosine"},
+             "Learning-rate schedule (inverse_sqrt as fairseq; linear/cosine decay to --max-update)"),
+      spec("warmup_updates", OptKind::Int, 0, "Linear warm-up updates", 0, kBig),
+      spec("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up", 0, 10),
+      spec("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule", 0, 10),
+      spec("update_freq", OptKind::Int, 1, "Micro-batches per update (gradient accumulation)", 1, 65536),
+      spec("clip_norm", OptKind::Float, 0.0, "Clip gradients to this global L2 norm; 0: no clipping", 0, 1e6),
+      spec("validate_interval", OptKind::Int, 1, "Validate every N epochs; 0: not at epoch ends", 0, 1e6),
+      spec("validate_interval_updates", OptKind::Int, 0, "Also validate every N updates; 0: off", 0, kBig),
+      spec("save_interval_updates", OptKind::Int, 0,
+           "Write checkpoint_{epoch}_{update} (and checkpoint_last) every N updates; 0: at epoch ends only", 0, kBig),
+      resumable(spec("keep_last", OptKind::Int, 0, "Keep only the newest N checkpoint_{epoch}_{update}; 0: keep all", 0, 1e6)),
+      spec("log_interval", OptKind::Int, 50, "Updates between training-loss lines in metrics.jsonl", 1, 1e6),
+      resumable(spec("out", OptKind::String, "runs/run",
+                     "Run folder: config.json, metrics.jsonl, checkpoints, results.json")),
+      resumable(spec("no_save", OptKind::Bool, false, "Write no checkpoints (results and metrics still written)")),
+      resumable(spec("resume", OptKind::Bool, false, "Continue from OUT/checkpoint_last.safetensors if it exists")),
+      resumable(spec("threads", OptKind::Int, 1, "CPU threads for OpenMP loops and OpenBLAS (one pool)", 1, 256)),
+      resumable(spec("quiet", OptKind::Bool, false, "No progress line")),
+      resumable(spec("detect_anomaly", OptKind::Bool, false,
+                     "Check every op's output and gradient for NaN/inf and name the first op that made one (slow)")),
+  };
+  return v;
+}
+
+OptionSchema task_schema(const Task& task) {
+  OptionSchema s(trainer_settings());
+  s.set_default("out", "runs/" + task.info().name);
+  const json defaults = task.trainer_defaults();
+  for (const auto& [k, v] : defaults.items()) s.set_default(k, v);
+  s.add(task.settings());
+  return s;
+}
+
+json RunResult::to_json() const {
+  json t = json::object();
+  for (const auto& [k, v] : test) t[k] = v;
+  return {{"settings", settings},       {"updates", updates},         {"epochs", epochs},
+          {"best_valid", best_valid},   {"best_epoch", best_epoch},   {"test", t},
+          {"train_seconds", train_seconds}, {"items_per_s", items_per_s},
+          {"train_loss", train_loss},   {"valid_curve", valid_curve}};
+}
+
+// Where a run stands: everything a checkpoint stores besides the tensors.
+struct Trainer::State {
+  int64_t epoch = 0, next_batch = 0, updates = 0;
+  double best = std::nan(""), best_epoch = 0;
+  int64_t best_update = 0;
+  double loss_acc = 0;
+  int64_t loss_n = 0;
+  bool finished = false;
+  std::vector<std::pair<int64_t, double>> train_loss;
+  std::vector<std::pair<double, double>> valid_curve;
+  double last_valid_pos = -1;
+
+  json to_json() const {
+    return {{"epoch", epoch},         {"next_batch", next_batch}, {"updates", updates},
+            {"best", std::isnan(best) ? json() : json(best)}, {"best_epoch", best_epoch},
+            {"best_update", best_update}, {"loss_acc", loss_acc},   {"loss_n", loss_n},
+            {"finished", finished},   {"train_loss", train_loss}, {"valid_curve", valid_curve},
+            {"last_valid_pos", last_valid_pos}};
+  }
+  static State from_json(const json& j, const std::string& file) {
+    State s;
+    try {
+      s.epoch = j.at("epoch");
+      s.next_batch = j.at("next_batch");
+      s.updates = j.at("updates");
+      s.best = j.at("best").is_null() ? std::nan("") : j.at("best").get<double>();
+      s.best_epoch = j.at("best_epoch");
+      s.best_update = j.at("best_update");
+      s.loss_acc = j.at("loss_acc");
+      s.loss_n = j.at("loss_n");
+      s.finished = j.at("finished");
+      s.train_loss = j.at("train_loss").get<decltype(s.train_loss)>();
+      s.valid_curve = j.at("valid_curve").get<decltype(s.valid_curve)>();
+      s.last_valid_pos = j.at("last_valid_pos");
+    } catch (const json::exception& e) {
+      throw std::runtime_error("cannot resume from " + file + ": its training state is incomplete (" + e.what() +
+                               "); start a new run in another --out, or delete the file");
+    }
+    return s;
+  }
+};
+
+Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
+    : task_(task), settings_(std::move(settings)), hooks_(std::move(hooks)) {
+  const json& s = settings_;
+  nl::set_num_threads((int)geti(s, "threads"));
+  nl::manual_seed((uint64_t)geti(s, "seed"));
+  model_ = task_.build_model(s);
+  params_ = model_->parameters();
+  const std::string o = gets(s, "optimizer");
+  const double lr = getd(s, "lr"), wd = getd(s, "weight_decay");
+  if (o == "sgd") {
+    nl::SGDOptions so;
+    so.lr = lr;
+    so.momentum = getd(s, "momentum");
+    so.weight_decay = wd;
+    opt_ = std::make_unique<nl::SGD>(params_, so);
+  } else {
+    auto [b1, b2] = parse_betas(gets(s, "adam_betas"));
+    nl::AdamOptions ao{lr, b1, b2, getd(s, "adam_eps"), wd};
+    opt_ = o == "adamw" ? std::make_unique<nl::AdamW>(params_, ao) : std::make_unique<nl::Adam>(params_, ao);
+  }
+  const std::string sn = gets(s, "lr_scheduler");
+  const int64_t warm = geti(s, "warmup_updates"), total = geti(s, "max_update");
+  if (sn == "fixed") {
+    if (warm > 0) throw std::invalid_argument("--warmup-updates needs a schedule: add --lr-scheduler inverse_sqrt, linear or cosine");
+    sched_ = nl::make_schedule("constant", {{"lr", lr}});
+  } else if (sn == "inverse_sqrt") {
+    if (warm < 1) throw std::invalid_argument("--lr-scheduler inverse_sqrt needs --warmup-updates of at least 1 (fairseq uses 4000)");
+    sched_ = nl::make_schedule("inverse_sqrt", {{"lr", lr}, {"warmup_updates", warm}, {"warmup_init_lr", getd(s, "warmup_init_lr")}});
+  } else {
+    if (total <= warm)
+      throw std::invalid_argument("--lr-scheduler " + sn + " decays to --max-update: set --max-update greater than --warmup-updates (" +
+                                  std::to_string(warm) + ")");
+    json c = {{"lr", lr}, {"total_steps", total}, {"warmup_steps", warm}, {"warmup_init_lr", getd(s, "warmup_init_lr")}};
+    if (sn == "cosine") c["min_lr"] = getd(s, "min_lr");
+    sched_ = nl::make_schedule(sn, c);
+  }
+}
+
+fs::path Trainer::out() const { return gets(settings_, "out"); }
+
+double Trainer::update(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
+  opt_->zero_grad();
+  double sum = 0;
+  const double k = (double)micro.size();
+  for (const TaskBatch* b : micro) {
+    nl::Variable loss = task_.loss(*model_, *b);
+    const double lv = loss.item();
+    sum += lv;
+    if (!std::isfinite(lv)) return lv;  // the caller stops the run; no update with a broken gradient
+    if (micro.size() > 1) loss = loss * (1.0 / k);
+    loss.backward();
+  }
+  const double mean = sum / k;
+  if (hooks_.after_backward) hooks_.after_backward(update_index + 1, mean);
+  const double clip = getd(settings_, "clip_norm");
+  if (clip > 0) nl::clip_grad_norm_(params_, clip);
+  opt_->set_lr(sched_->lr(update_index));
+  opt_->step();
+  return mean;
+}
+
+void Trainer::save_last(const State& st, bool interval_copy) {
+  if (getb(settings_, "no_save")) return;
+  nl::TensorMap t;
+  for (auto& [k, v] : model_->state_dict()) t["model." + k] = v;
+  json meta = {{"format", kFormat}, {"task", task_.info().name}, {"settings", settings_}, {"state", st.to_json()}};
+  meta["optimizer"] = opt_->save_state(t, "optimizer.");
+  auto rng = nl::rng_state();
+  meta["rng"] = {rng.first, rng.second};
+  meta["metrics_lines"] = log_ ? count_lines(log_->path()) : 0;
+  nl::save_checkpoint(out() / "checkpoint_last.safetensors", t, meta);
+  if (!interval_copy) return;
+  const std::string name = "checkpoint_" + std::to_string(st.epoch + 1) + "_" + std::to_string(st.updates) + ".safetensors";
+  nl::save_checkpoint(out() / name, t, meta);
+  const int64_t keep = geti(settings_, "keep_last");
+  if (keep <= 0) return;
+  // Newest first by update number; delete the ones beyond `keep`.
+  std::vector<std::pair<int64_t, fs::path>> found;
+  for (const auto& e : fs::directory_iterator(out())) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("checkpoint_", 0) != 0 || e.path().extension() != ".safetensors") continue;
+    auto us = f.rfind('_');
+    auto dot = f.rfind('.');
+    if (f == "checkpoint_last.safetensors" || f == "checkpoint_best.safetensors" || us == std::string::npos) continue;
+    try {
+      found.push_back({std::stoll(f.substr(us + 1, dot - us - 1)), e.path()});
+    } catch (...) {
+    }
+  }
+  std::sort(found.rbegin(), found.rend());
+  for (size_t i = (size_t)keep; i < found.size(); ++i) fs::remove(found[i].second);
+}
+
+void Trainer::save_best(const State& st, double epoch_pos) {
+  best_.clear();
+  for (auto& [k, v] : model_->state_dict()) best_[k] = v.clone();
+  if (getb(settings_, "no_save")) return;
+  nl::TensorMap t;
+  for (auto& [k, v] : best_) t["model." + k] = v;
+  nl::save_checkpoint(out() / "checkpoint_best.safetensors", t,
+                      json{{"format", "normlab-model-v2"}, {"task", task_.info().name}, {"settings", settings_},
+                           {task_.info().metric, st.best}, {"epoch", epoch_pos}, {"update", st.updates}});
+}
+
+void Trainer::validate(State& st, double epoch_pos) {
+  if (st.last_valid_pos == epoch_pos) return;  // already validated at this point
+  st.last_valid_pos = epoch_pos;
+  Metrics m = task_.evaluate(*model_, "valid");
+  const auto& info = task_.info();
+  const double v = m.at(info.metric);
+  st.valid_curve.push_back({epoch_pos, v});
+  json rec = {{"update", st.updates}, {"epoch", epoch_pos}};
+  for (const auto& [k, x] : m) rec["valid_" + k] = x;
+  if (log_) log_->write(rec);
+  const bool better = std::isnan(st.best) || (info.higher_is_better ? v > st.best : v < st.best);
+  if (better && std::isfinite(v)) {
+    st.best = v;
+    st.best_epoch = epoch_pos;
+    st.best_update = st.updates;
+    save_best(st, epoch_pos);
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "  epoch %.2f: valid %s %.4g (best %.4g at epoch %.2f)", epoch_pos, info.metric.c_str(), v,
+                st.best, st.best_epoch);
+  progress_->message(buf);
+}
+
+bool Trainer::try_resume(State& st) {
+  const fs::path last = out() / "checkpoint_last.safetensors";
+  if (!fs::exists(last)) return false;
+  nl::Checkpoint ck = nl::load_checkpoint(last);
+  const json& m = ck.meta;
+  const std::string file = last.string();
+  if (!m.is_object() || m.value("format", "") != kFormat)
+    throw std::runtime_error("cannot resume from " + file + ": not a normlab training checkpoint of this version (format '" +
+                             (m.is_object() ? m.value("format", "none") : "none") + "'); use another --out");
+  if (m.value("task", "") != task_.info().name)
+    throw std::runtime_error("cannot resume from " + file + ": it belongs to task '" + m.value("task", "") + "'");
+  const json* old = m.contains("settings") ? &m["settings"] : nullptr;
+  if (!old || !old->is_object()) throw std::runtime_error("cannot resume from " + file + ": key 'settings' is missing");
+  // Settings that define the experiment must be the same; run length, threads and output may change.
+  std::string diff;
+  OptionSchema schema = task_schema(task_);
+  for (const auto& sp : schema.specs()) {
+    if (sp.resumable) continue;
+    const json o = old->contains(sp.key) ? (*old)[sp.key] : json("(absent)");
+    if (o != settings_[sp.key]) diff += "\n  " + flag_of(sp.key) + ": " + o.dump() + " in the checkpoint, " + settings_[sp.key].dump() + " now";
+  }
+  if (!diff.empty())
+    throw std::runtime_error("cannot resume from " + file + " with different settings:" + diff +
+                             "\nrerun with the checkpoint's values, or start a new run in another --out");
+  for (const char* k : {"state", "optimizer", "rng", "metrics_lines"})
+    if (!m.contains(k)) throw std::runtime_error("cannot resume from " + file + ": key '" + std::string(k) + "' is missing");
+  try {
+    model_->load_state_dict(model_part(ck.tensors));
+    opt_->load_state(ck.tensors, m["optimizer"], "optimizer.");
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot resume from " + file + ": " + e.what());
+  }
+  st = State::from_json(m["state"], file);
+  nl::set_rng_state(m["rng"][0].get<uint64_t>(), m["rng"][1].get<uint64_t>());
+  truncate_lines(out() / "metrics.jsonl", m["metrics_lines"].get<int64_t>());
+  // The best weights; an unreadable checkpoint_best does not block the resume: its record is dropped
+  // and the next validation writes a new one.
+  const fs::path bestp = out() / "checkpoint_best.safetensors";
+  if (!std::isnan(st.best)) {
+    try {
+      best_ = model_part(nl::load_checkpoint(bestp).tensors);
+      if (best_.empty()) throw std::runtime_error("it holds no model tensors");
+    } catch (const std::exception& e) {
+      progress_->message("warning: " + bestp.string() + " is unreadable (" + e.what() +
+                         "); its record is dropped and the next validation chooses a new best");
+      st.best = std::nan("");
+      best_.clear();
+    }
+  }
+  return true;
+}
+
+RunResult Trainer::run() {
+  const json& s = settings_;
+  const auto& info = task_.info();
+  const bool quiet = getb(s, "quiet");
+  const int64_t max_epoch = geti(s, "max_epoch"), max_update = geti(s, "max_update"), k = geti(s, "update_freq");
+  const int64_t log_every = geti(s, "log_interval"), val_ep = geti(s, "validate_interval"),
+                val_up = geti(s, "validate_interval_updates"), save_up = geti(s, "save_interval_updates");
+  nl::set_anomaly_detection(getb(s, "detect_anomaly"));
+
+  fs::create_directories(out());
+  ProgressOptions po;
+  int64_t per_epoch0 = task_.epoch_size(0);
+  int64_t updates_per_epoch = (per_epoch0 + k - 1) / k;
+  po.total_steps = max_update > 0 ? std::min(max_update, updates_per_epoch * max_epoch) : updates_per_epoch * max_epoch;
+  po.total_epochs = (int)max_epoch;
+  po.unit = info.unit;
+  std::ostringstream sink;
+  progress_ = std::make_unique<ProgressPrinter>(po, quiet ? &sink : nullptr);
+
+  State st;
+  const bool resumed = getb(s, "resume") && try_resume(st);
+  log_ = std::make_unique<MetricsLog>(out() / "metrics.jsonl", /*append=*/resumed);
+  json cfg = {{"task", info.name}, {"settings", s}, {"data", task_.data_summary()}};
+  write_file_atomic(out() / "config.json", cfg.dump(2) + "\n");
+  progress_->message(info.name + " (seed " + std::to_string(geti(s, "seed")) + "): " + task_.data_summary() + "; " +
+                     std::to_string(updates_per_epoch) + " updates/epoch, " + std::to_string(max_epoch) + " epoch(s)" +
+                     (max_update > 0 ? ", at most " + std::to_string(max_update) + " updates" : ", no update limit") +
+                     "; writing to " + out().string());
+  if (resumed)
+    progress_->message(st.finished ? "this run already finished at update " + std::to_string(st.updates) +
+                                         ": evaluating its best checkpoint (raise --max-update or --max-epoch to train on)"
+                                   : "resuming from update " + std::to_string(st.updates) + " (epoch " +
+                                         std::to_string(st.epoch + 1) + ", batch " + std::to_string(st.next_batch) + ")");
+  // A finished run whose limits were raised continues.
+  if (st.finished && st.epoch < max_epoch && (max_update == 0 || st.updates < max_update)) st.finished = false;
+
+  int64_t items = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!st.finished) {
+    if (st.epoch >= max_epoch || (max_update > 0 && st.updates >= max_update)) {
+      st.finished = true;
+      break;
+    }
+    const int64_t n = task_.epoch_size((uint64_t)st.epoch);
+    const int64_t m = std::min(k, n - st.next_batch);
+    std::vector<std::unique_ptr<TaskBatch>> own;
+    std::vector<const TaskBatch*> micro;
+    for (int64_t j = 0; j < m; ++j) {
+      own.push_back(task_.train_batch((uint64_t)st.epoch, st.next_batch + j));
+      micro.push_back(own.back().get());
+      items += own.back()->items;
+    }
+    double lv;
+    try {
+      lv = update(micro, st.updates);
+    } catch (const nl::AnomalyError& e) {
+      throw TrainingDiverged(std::string(e.what()) + " (update " + std::to_string(st.updates + 1) + ")", st.updates + 1);
+    }
+    if (!std::isfinite(lv)) {
+      std::ostringstream msg;
+      msg << "training loss is " << lv << " at update " << st.updates + 1 << " (epoch " << st.epoch + 1 << ", batch "
+          << st.next_batch + 1 << "): the run stopped; " << out().string() << "/checkpoint_last.safetensors holds update "
+          << st.updates << ". Lower --lr, set --clip-norm, or rerun with --detect-anomaly to name the first op that "
+          << "produced a non-finite value";
+      throw TrainingDiverged(msg.str(), st.updates + 1);
+    }
+    const double lr = opt_->lr();
+    ++st.updates;
+    st.next_batch += m;
+    st.loss_acc += lv;
+    ++st.loss_n;
+    progress_->set_lr(lr);
+    progress_->update((int)st.epoch + 1, st.updates, lv, micro.empty() ? 0 : items);
+    items = 0;
+    if (st.updates % log_every == 0) {
+      const double mean = st.loss_acc / (double)st.loss_n;
+      st.train_loss.push_back({st.updates, mean});
+      log_->write({{"update", st.updates}, {"epoch", (double)st.epoch + (double)st.next_batch / (double)n},
+                   {"train_loss", mean}, {"lr", lr}});
+      st.loss_acc = 0;
+      st.loss_n = 0;
+    }
+    const bool end_of_epoch = st.next_batch >= n;
+    const double pos = end_of_epoch ? (double)(st.epoch + 1) : (double)st.epoch + (double)st.next_batch / (double)n;
+    const bool hit_max = max_update > 0 && st.updates >= max_update;
+    const bool due = (val_up > 0 && st.updates % val_up == 0) || (end_of_epoch && val_ep > 0 && (st.epoch + 1) % val_ep == 0);
+    const bool last = hit_max || (end_of_epoch && st.epoch + 1 == max_epoch);  // the end always validates
+    if (due || last) validate(st, pos);
+    const bool interval = save_up > 0 && st.updates % save_up == 0;
+    if (end_of_epoch) {
+      ++st.epoch;
+      st.next_batch = 0;
+    }
+    if (st.epoch >= max_epoch || hit_max) st.finished = true;
+    if (interval || end_of_epoch || st.finished) save_last(st, interval);
+  }
+  progress_->finish();
+
+  RunResult r;
+  r.settings = s;
+  r.updates = st.updates;
+  r.epochs = st.valid_curve.empty() ? (double)st.epoch : st.valid_curve.back().first;
+  r.best_valid = st.best;
+  r.best_epoch = st.best_epoch;
+  r.train_loss = st.train_loss;
+  r.valid_curve = st.valid_curve;
+  r.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.items_per_s = progress_->items_per_second();
+  if (!best_.empty()) {
+    model_->load_state_dict(best_);
+    r.test = task_.evaluate(*model_, "test");
+  }
+  json res = r.to_json();
+  res["task"] = info.name;
+  res["data"] = task_.data_summary();
+  res["metric"] = info.metric;
+  double paper = task_.paper_reference(s);
+  res["paper"] = std::isnan(paper) ? json() : json(paper);
+  res["paper_source"] = info.paper;
+  write_file_atomic(out() / "results.json", res.dump(2) + "\n");
+  nl::set_anomaly_detection(false);
+  return r;
+}
+
+}  // namespace nlapp

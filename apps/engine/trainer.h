@@ -1,0 +1,106 @@
+#pragma once
+// Trainer: the one training loop of every task (fairseq's train.py in one class).
+//   optimizer (adam | adamw | sgd) and lr schedule (fixed | inverse_sqrt | linear | cosine),
+//   --update-freq micro-batches per update, --clip-norm, validation every --validate-interval epochs
+//   and/or --validate-interval-updates, checkpoints (checkpoint_last, checkpoint_best,
+//   checkpoint_{epoch}_{update} every --save-interval-updates, --keep-last N; all .safetensors,
+//   written atomically), --resume (model, optimizer, update count, position inside the epoch, the
+//   global RNG state, the best record, the metrics log) so an interrupted run continues
+//   bit-identically, a progress line, metrics.jsonl and results.json.
+// A non-finite training loss stops the run with TrainingDiverged naming the update.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/options.h"
+#include "engine/task.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "report/metrics_log.h"
+#include "report/progress.h"
+
+namespace nlapp {
+
+/// The trainer's own settings (optimizer, schedule, run length, validation, checkpoints, threads).
+std::vector<OptionSpec> trainer_settings();
+
+/// The full schema of `task`: the trainer's settings with the task's defaults applied, then the
+/// task's own settings.
+OptionSchema task_schema(const Task& task);
+
+/// Thrown when the training loss becomes NaN or infinite; what() names the update and the fix.
+struct TrainingDiverged : std::runtime_error {
+  TrainingDiverged(const std::string& what, int64_t update) : std::runtime_error(what), update(update) {}
+  int64_t update;
+};
+
+/// Callbacks for probes and tools that watch training without changing it.
+struct TrainerHooks {
+  /// After backward and before the optimizer step of each update: (update number from 1, loss).
+  std::function<void(int64_t, double)> after_backward;
+};
+
+/// What a finished run reports (also written to <out>/results.json).
+struct RunResult {
+  nlohmann::json settings;
+  int64_t updates = 0;
+  double epochs = 0;                 ///< epochs done, as a fraction
+  double best_valid = 0;             ///< best validation value of info().metric
+  double best_epoch = 0;             ///< fractional epoch of that validation
+  Metrics test;                      ///< test metrics of the best-validation weights
+  double train_seconds = 0;          ///< this process only (a resumed run counts from the resume)
+  double items_per_s = 0;
+  std::vector<std::pair<int64_t, double>> train_loss;   ///< (update, mean loss since the last point)
+  std::vector<std::pair<double, double>> valid_curve;   ///< (epoch, validation metric)
+  nlohmann::json to_json() const;
+};
+
+/// Trains `task` (already set up) with resolved `settings` (task_schema(task).resolve(...)).
+class Trainer {
+ public:
+  /// Builds the model (after seeding the global generator with settings["seed"]), the optimizer and
+  /// the schedule. Throws std::invalid_argument on inconsistent settings (e.g. a linear schedule
+  /// without --max-update).
+  Trainer(Task& task, nlohmann::json settings, TrainerHooks hooks = {});
+
+  /// Runs (or resumes, with settings["resume"]) to the end of training, then evaluates the
+  /// best-validation weights on the test split. Throws TrainingDiverged on a non-finite loss,
+  /// std::runtime_error on I/O problems or a resume whose settings differ (naming them).
+  RunResult run();
+
+  /// One update on the given micro-batches without logging or checkpointing: zero_grad, forward and
+  /// backward of each (the loss scaled by 1/k for k micro-batches), the after_backward hook, clipping,
+  /// the schedule's lr for update `update_index` (0-based) and the optimizer step. Returns the mean
+  /// loss; a non-finite loss is returned before any backward or step. What `normlab bench` times.
+  double update(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
+
+  nl::Module& model() { return *model_; }
+  const nlohmann::json& settings() const { return settings_; }
+
+ private:
+  struct State;
+  void save_last(const State& st, bool interval_copy);
+  void save_best(const State& st, double epoch_pos);
+  bool try_resume(State& st);
+  void validate(State& st, double epoch_pos);
+  std::filesystem::path out() const;
+
+  Task& task_;
+  nlohmann::json settings_;
+  TrainerHooks hooks_;
+  std::shared_ptr<nl::Module> model_;
+  std::unique_ptr<nl::Optimizer> opt_;
+  std::unique_ptr<nl::Schedule> sched_;
+  std::vector<nl::Variable> params_;
+  nl::StateDict best_;  ///< best-validation weights (clones)
+  std::unique_ptr<MetricsLog> log_;
+  std::unique_ptr<ProgressPrinter> progress_;
+};
+
+}  // namespace nlapp

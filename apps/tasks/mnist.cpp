@@ -1,0 +1,157 @@
+#include "tasks/mnist.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "autograd/functions.h"
+#include "data/image_dataset.h"
+#include "engine/norm_settings.h"
+#include "nn/models/mnist_cnn.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+
+double paper_mnist_accuracy(const std::string& norm) {
+  static const std::map<std::string, double> paper = {
+      {"none", 99.14},        {"layernorm", 99.13},       {"layernorm-simple", 99.09}, {"detachnorm", 99.10},
+      {"detach-mean", 99.25}, {"detach-variance", 99.10}, {"adanorm", 99.35}};
+  auto it = paper.find(norm);
+  return it == paper.end() ? std::nan("") : it->second;
+}
+
+namespace {
+
+struct ImageBatch : TaskBatch {
+  nl::Tensor images, labels;
+};
+
+class MnistTask : public Task {
+ public:
+  const TaskInfo& info() const override {
+    static const TaskInfo i{"mnist", "Xu et al. 2019 MNIST CNN, appendix A.3", "img", "acc", true,
+                            "Xu et al. 2019, Tables 1-4 (MNIST, 20 epochs)"};
+    return i;
+  }
+
+  std::vector<OptionSpec> settings() const override {
+    std::vector<OptionSpec> v = norm_settings("layernorm", 2.0);
+    OptionSpec data;
+    data.key = "data";
+    data.kind = OptKind::String;
+    data.def = kDefaultMnistData;
+    data.help = "MNIST-format folder (the four IDX files; default Fashion-MNIST from dataset-fashion-mnist)";
+    OptionSpec bs;
+    bs.key = "batch_size";
+    bs.kind = OptKind::Int;
+    bs.def = 32;
+    bs.lo = 1;
+    bs.hi = 55000;
+    bs.help = "Images per batch (paper: 32)";
+    OptionSpec hidden;
+    hidden.key = "hidden";
+    hidden.kind = OptKind::Int;
+    hidden.def = 500;
+    hidden.lo = 2;
+    hidden.hi = 65536;
+    hidden.help = "Width of the normalised hidden layer (paper: 500)";
+    v.insert(v.end(), {data, bs, hidden});
+    return v;
+  }
+
+  json trainer_defaults() const override {
+    // Validation at each quarter of an epoch (1719 updates at batch 32): the best-validation
+    // checkpoint is chosen among four points per epoch.
+    return {{"lr", 1e-3}, {"max_epoch", 20}, {"validate_interval_updates", 430}};
+  }
+
+  void setup(const json& s) override {
+    const std::string dir = s.at("data").get<std::string>();
+    if (!std::filesystem::is_directory(dir))
+      throw std::runtime_error("data folder '" + dir +
+                               "' not found: install the Debian package dataset-fashion-mnist "
+                               "(apt-get install dataset-fashion-mnist) or pass --data DIR with the four "
+                               "MNIST-format IDX files (e.g. ../shared/data/mnist)");
+    data_ = nl::load_mnist_like(dir);
+    std::string folder = std::filesystem::weakly_canonical(dir).filename().string();
+    name_ = folder.find("fashion") != std::string::npos ? "fashion-mnist"
+            : folder.find("mnist") != std::string::npos ? "mnist" : folder;
+    batch_size_ = s.at("batch_size").get<int64_t>();
+    train_ = std::make_unique<nl::Batcher>(data_.train, batch_size_, (uint64_t)s.at("seed").get<int64_t>());
+  }
+
+  std::string data_summary() const override {
+    return name_ + " (" + std::to_string(data_.train.size()) + " train / " + std::to_string(data_.valid.size()) +
+           " valid / " + std::to_string(data_.test.size()) + " test images)";
+  }
+
+  std::shared_ptr<nl::Module> build_model(const json& s) override {
+    nl::MnistCnnConfig mc;
+    mc.norm = s.at("norm").get<std::string>();
+    mc.norm_opts = norm_options(s);
+    mc.hidden = s.at("hidden").get<int64_t>();
+    return std::make_shared<nl::MnistCnn>(mc);
+  }
+
+  int64_t epoch_size(uint64_t) const override { return train_->num_batches(); }
+
+  std::unique_ptr<TaskBatch> train_batch(uint64_t epoch, int64_t index) const override {
+    if (train_->epoch() != epoch) train_->set_epoch(epoch);
+    nl::Batch b = train_->batch(index);
+    auto out = std::make_unique<ImageBatch>();
+    out->images = b.images;
+    out->labels = b.labels;
+    out->items = b.labels.numel();
+    return out;
+  }
+
+  nl::Variable loss(nl::Module& model, const TaskBatch& b) const override {
+    const auto& ib = static_cast<const ImageBatch&>(b);
+    return nl::cross_entropy(static_cast<nl::MnistCnn&>(model)(nl::Variable(ib.images)), ib.labels);
+  }
+
+  Metrics evaluate(nl::Module& model, const std::string& split) const override {
+    const nl::ImageDataset& d = split == "test" ? data_.test : split == "valid" ? data_.valid : data_.train;
+    nl::NoGradGuard ng;
+    const bool was = model.is_training();
+    model.eval();
+    nl::Batcher b(d, 1000, 0, /*shuffle=*/false);
+    int64_t correct = 0;
+    double loss_sum = 0;
+    for (int64_t i = 0; i < b.num_batches(); ++i) {
+      nl::Batch batch = b.batch(i);
+      nl::Variable logits = static_cast<nl::MnistCnn&>(model)(nl::Variable(batch.images));
+      loss_sum += nl::cross_entropy(logits, batch.labels).item() * (double)batch.labels.numel();
+      correct += (int64_t)nl::sum(nl::eq(nl::argmax(logits.data(), 1), batch.labels)).item();
+    }
+    model.train(was);
+    const double n = std::max<double>(1.0, (double)d.size());
+    return {{"acc", 100.0 * (double)correct / n}, {"loss", loss_sum / n}};
+  }
+
+  double paper_reference(const json& s) const override { return paper_mnist_accuracy(s.at("norm").get<std::string>()); }
+
+  std::unique_ptr<TaskBatch> bench_batch(const json& s) const override {
+    const int64_t bs = s.at("batch_size").get<int64_t>();
+    auto out = std::make_unique<ImageBatch>();
+    out->images = nl::Tensor::rand({bs, 1, 28, 28});
+    std::vector<int64_t> lab(bs);
+    for (int64_t i = 0; i < bs; ++i) lab[i] = i % 10;
+    out->labels = nl::Tensor::from_vector(lab, {bs});
+    out->items = bs;
+    return out;
+  }
+
+ private:
+  nl::MnistLikeSplits data_;
+  std::string name_;
+  int64_t batch_size_ = 32;
+  std::unique_ptr<nl::Batcher> train_;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_mnist_task() { return std::make_unique<MnistTask>(); }
+
+}  // namespace nlapp
