@@ -8,7 +8,7 @@ of Xu et al. 2019, appendix A.3, on random data with a fixed seed:
     -> Linear(800,500) -> norm(500) -> ReLU -> Linear(500,10);  cross-entropy;  Adam lr 1e-3
 
 Run with Debian's own interpreter (python3-torch), e.g.
-    /usr/bin/python3 bench/pytorch_mnist_cnn.py --threads 1 --json
+    /usr/bin/python3 bench/pytorch_mnist.py --threads 1 --json
 """
 import argparse
 import json

@@ -375,7 +375,11 @@ RunResult Trainer::run() {
   const int64_t max_epoch = geti(s, "max_epoch"), max_update = geti(s, "max_update"), k = geti(s, "update_freq");
   const int64_t log_every = geti(s, "log_interval"), val_ep = geti(s, "validate_interval"),
                 val_up = geti(s, "validate_interval_updates"), save_up = geti(s, "save_interval_updates");
-  nl::set_anomaly_detection(getb(s, "detect_anomaly"));
+  // On for this run only, also when it ends with an exception.
+  struct AnomalyScope {
+    explicit AnomalyScope(bool on) { nl::set_anomaly_detection(on); }
+    ~AnomalyScope() { nl::set_anomaly_detection(false); }
+  } anomaly_scope(getb(s, "detect_anomaly"));
 
   fs::create_directories(out());
   ProgressOptions po;
@@ -384,8 +388,7 @@ RunResult Trainer::run() {
   po.total_steps = max_update > 0 ? std::min(max_update, updates_per_epoch * max_epoch) : updates_per_epoch * max_epoch;
   po.total_epochs = (int)max_epoch;
   po.unit = info.unit;
-  std::ostringstream sink;
-  progress_ = std::make_unique<ProgressPrinter>(po, quiet ? &sink : nullptr);
+  progress_ = std::make_unique<ProgressPrinter>(po, quiet ? &quiet_sink_ : nullptr);
 
   State st;
   const bool resumed = getb(s, "resume") && try_resume(st);
@@ -488,7 +491,6 @@ RunResult Trainer::run() {
   res["paper"] = std::isnan(paper) ? json() : json(paper);
   res["paper_source"] = info.paper;
   write_file_atomic(out() / "results.json", res.dump(2) + "\n");
-  nl::set_anomaly_detection(false);
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,6 +101,7 @@ class Trainer {
   std::vector<nl::Variable> params_;
   nl::StateDict best_;  ///< best-validation weights (clones)
   std::unique_ptr<MetricsLog> log_;
+  std::ostringstream quiet_sink_;  ///< where a --quiet run's progress goes (outlives progress_)
   std::unique_ptr<ProgressPrinter> progress_;
 };
 

@@ -1,5 +1,7 @@
 #include "autograd/tape.h"
 
+#include "autograd/anomaly.h"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -106,6 +108,7 @@ SavedTensor saved(const Tensor& t, std::string what) { return {t, t.version(), s
 
 Variable make_result(Tensor out, const char* name, const std::vector<Variable>& inputs, BackwardFn backward,
                      std::vector<SavedTensor> saved_tensors, std::string note) {
+  check_finite(out, name, "output");
   bool any = false;
   if (t_grad_enabled)
     for (const auto& v : inputs) any = any || v.requires_grad();

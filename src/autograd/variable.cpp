@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "autograd/anomaly.h"
 #include "autograd/node.h"
 #include "autograd/tape.h"
 #include "tensor/ops.h"
@@ -135,6 +136,7 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
     for (size_t i = 0; i < gin.size(); ++i) {
       auto& in = n->inputs[i];
       if (!needs[i] || !gin[i].defined()) continue;
+      check_finite(gin[i], n->name + " (backward)", "input gradient");
       if (gin[i].shape() != in->data.shape())
         throw std::logic_error(node_label(*n) + " returned a gradient of shape " + shape_str(gin[i].shape()) +
                                " for input " + std::to_string(i) + " of shape " + shape_str(in->data.shape()));

@@ -5,9 +5,12 @@
 #include <cmath>
 #include <unistd.h>
 
-#include "common/grad_probe.h"
-#include "common/metrics_log.h"
-#include "common/mnist_experiment.h"
+#include "engine/task_registry.h"
+#include "engine/trainer.h"
+#include "probes/grad_probe.h"
+#include "report/metrics_log.h"
+#include "tasks/mnist.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace nlapp;
@@ -30,17 +33,15 @@ TEST_CASE("grad probe: per-row statistics of x, g and dL/dx", "[grad]") {
 }
 
 TEST_CASE("grad probe: 5 steps of 2 variants on Fashion-MNIST", "[grad]") {
-  if (!fs::exists(kDefaultMnistData)) {
-    WARN("skipped: " << kDefaultMnistData << " missing (apt-get install dataset-fashion-mnist)");
-    return;
-  }
+  NL_SKIP_IF_MISSING(fs::path(kDefaultMnistData));
   ProbeConfig c;
   c.norms = {"layernorm-simple", "detachnorm"};
   c.steps = 5;
   c.quiet = true;
   c.out = fs::temp_directory_path() / ("normlab-grad-probe-" + std::to_string(::getpid()));
   fs::remove_all(c.out);
-  const auto runs = run_grad_probe(c, load_mnist_data(kDefaultMnistData, nullptr));
+  auto task = make_task("mnist");
+  const auto runs = run_grad_probe(*task, task_schema(*task).defaults(), c);
   REQUIRE(runs.size() == 2);
   for (const auto& run : runs) {
     INFO(run.norm);

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "common/atomic_file.h"
+#include "report/atomic_file.h"
 
 using namespace nlapp;
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "common/markdown_table.h"
+#include "report/markdown_table.h"
 
 using namespace nlapp;
 

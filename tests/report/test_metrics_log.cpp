@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/metrics_log.h"
+#include "report/metrics_log.h"
 
 using namespace nlapp;
 using nlohmann::json;

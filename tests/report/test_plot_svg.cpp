@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/atomic_file.h"
-#include "common/plot_svg.h"
+#include "report/atomic_file.h"
+#include "report/plot_svg.h"
 
 using namespace nlapp;
 

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "common/progress.h"
+#include "report/progress.h"
 
 using namespace nlapp;
 

@@ -1,0 +1,55 @@
+// Settings schema: strict parsing, ranges stated in words, config files checked key by key.
+#include <catch2/catch.hpp>
+
+#include "engine/options.h"
+
+using namespace nlapp;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+namespace {
+OptionSchema schema() {
+  OptionSpec n{"max_update", OptKind::Int, 0, "updates", 0, 1e6};
+  OptionSpec lr{"lr", OptKind::Float, 1e-3, "lr", 0, 10, true};
+  OptionSpec norm{"norm", OptKind::String, "layernorm", "norm"};
+  norm.choices = {"layernorm", "none"};
+  OptionSpec out{"out", OptKind::String, "runs", "folder"};
+  OptionSpec th{"threads", OptKind::IntList, json::array({1}), "threads", 1, 256};
+  return OptionSchema({n, lr, norm, out, th});
+}
+}  // namespace
+
+TEST_CASE("options: flags parse strictly and state the allowed range in words", "[engine][options]") {
+  OptionSchema s = schema();
+  const OptionSpec& n = *s.find("max_update");
+  const OptionSpec& lr = *s.find("lr");
+  CHECK(parse_flag_value(n, "12") == 12);
+  CHECK_THROWS_WITH(parse_flag_value(n, "-5"), Contains("--max-update must be a whole number from 0 to 1000000 (got '-5')"));
+  CHECK_THROWS_WITH(parse_flag_value(n, "12x"), Contains("got '12x'"));
+  CHECK_THROWS_WITH(parse_flag_value(n, "99999999999999999999999"), Contains("whole number"));
+  CHECK(parse_flag_value(lr, "2e-4").get<double>() == Approx(2e-4));
+  for (const char* bad : {"inf", "nan", "0", "-1", "1e999", "11", ""})
+    CHECK_THROWS_WITH(parse_flag_value(lr, bad), Contains("--lr must be a finite number greater than 0 and at most 10") &&
+                                                     Contains(std::string("(got '") + bad + "')"));
+  CHECK_THROWS_WITH(parse_flag_value(*s.find("norm"), "batchnorm"), Contains("one of: layernorm, none"));
+  CHECK_THROWS_WITH(parse_flag_value(*s.find("out"), ""), Contains("--out must be a non-empty text"));
+  CHECK(parse_flag_value(*s.find("threads"), "1,2") == json::array({1, 2}));
+  CHECK_THROWS(parse_flag_value(*s.find("threads"), "1,0"));
+  CHECK_THROWS(parse_flag_value(*s.find("threads"), "1,"));
+}
+
+TEST_CASE("options: config files are checked key by key, flags override them", "[engine][options]") {
+  OptionSchema s = schema();
+  CHECK_THROWS_WITH(s.check_config({{"max_updates", 5}}, "cfg.json"),
+                    Contains("cfg.json: unknown setting 'max_updates'") && Contains("did you mean 'max_update'"));
+  CHECK_THROWS_WITH(s.check_config({{"lr", "fast"}}, "cfg.json"), Contains("cfg.json: --lr must be"));
+  CHECK_THROWS_WITH(s.check_config({{"max_update", 1.5}}, "cfg.json"), Contains("whole number"));
+  CHECK_THROWS(s.check_config(json::array(), "cfg.json"));
+  json file = s.check_config({{"task", "mnist"}, {"max_update", 5}, {"lr", 0.5}}, "cfg.json");
+  json r = s.resolve(file, {{"lr", "0.25"}});
+  CHECK(r["max_update"] == 5);
+  CHECK(r["lr"].get<double>() == 0.25);
+  CHECK(r["norm"] == "layernorm");
+  CHECK(describe_range(*s.find("max_update")) == "a whole number from 0 to 1000000");
+  CHECK(flag_of("validate_interval_updates") == "--validate-interval-updates");
+}

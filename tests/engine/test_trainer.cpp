@@ -1,0 +1,194 @@
+// The one Trainer on a data-free task: learning, update_freq, validation cadence, interval
+// checkpoints and keep-last, bit-identical resume from any checkpoint, refusing a resume with other
+// settings (naming them), finished runs not growing on resume, a corrupt checkpoint_best not
+// blocking a resume, NaN losses stopping with the update named, and --detect-anomaly naming the op.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "autograd/anomaly.h"
+#include "engine/trainer.h"
+#include "optim/checkpoint.h"
+#include "report/metrics_log.h"
+#include "toy_task.h"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+using namespace nlapp;
+
+namespace {
+fs::path tmp(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("normlab-trainer-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p;
+}
+
+json settings_for(nltest::ToyTask& t, json over) {
+  json s = task_schema(t).defaults();
+  s["quiet"] = true;
+  for (auto& [k, v] : over.items()) s[k] = v;
+  t.setup(s);
+  return s;
+}
+
+RunResult train(json over) {
+  nltest::ToyTask t;
+  json s = settings_for(t, std::move(over));
+  return Trainer(t, s).run();
+}
+
+nl::TensorMap tensors(const fs::path& p) { return nl::load_checkpoint(p).tensors; }
+
+void require_equal_maps(const nl::TensorMap& a, const nl::TensorMap& b) {
+  REQUIRE(a.size() == b.size());
+  for (const auto& [k, v] : a) {
+    INFO(k);
+    REQUIRE(b.count(k));
+    REQUIRE(v.to_vector<double>() == b.at(k).to_vector<double>());
+  }
+}
+}  // namespace
+
+TEST_CASE("trainer: a regression task learns and writes its files", "[engine]") {
+  fs::path out = tmp("learn");
+  RunResult r = train({{"out", out.string()}, {"max_epoch", 5}});
+  CHECK(r.updates == 40);
+  REQUIRE(r.valid_curve.size() == 5);  // validate_interval 1: once per epoch
+  CHECK(r.valid_curve.back().second < 0.5 * r.valid_curve.front().second);
+  CHECK(r.test.at("mse") == Approx(r.best_valid));
+  for (const char* f : {"config.json", "metrics.jsonl", "results.json", "checkpoint_last.safetensors",
+                        "checkpoint_best.safetensors"})
+    CHECK(fs::exists(out / f));
+  auto lines = read_metrics_log(out / "metrics.jsonl");
+  CHECK(lines.size() == 20 + 5);  // a loss line every 2 updates + 5 validations
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: update_freq k takes k batches per update", "[engine]") {
+  fs::path out = tmp("ufreq");
+  RunResult r = train({{"out", out.string()}, {"max_epoch", 2}, {"update_freq", 3}});
+  CHECK(r.updates == 2 * 3);  // 8 batches per epoch in groups of 3, 3, 2
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: interval checkpoints and --keep-last", "[engine]") {
+  fs::path out = tmp("keep");
+  train({{"out", out.string()}, {"max_epoch", 2}, {"save_interval_updates", 3}, {"keep_last", 2}});
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());
+  CHECK(std::count(names.begin(), names.end(), "checkpoint_2_15.safetensors") == 1);
+  CHECK(std::count(names.begin(), names.end(), "checkpoint_2_12.safetensors") == 1);
+  CHECK(std::count(names.begin(), names.end(), "checkpoint_2_9.safetensors") == 0);
+  CHECK(std::count(names.begin(), names.end(), "checkpoint_1_3.safetensors") == 0);
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a run killed after any update resumes bit-identical", "[engine][resume]") {
+  fs::path full = tmp("full"), part = tmp("part");
+  train({{"out", full.string()}, {"max_epoch", 3}, {"save_interval_updates", 1}});
+  // What a SIGKILL after update 11 (mid-epoch 2) leaves: the folder as it was, with checkpoint_last
+  // at update 11 and metrics.jsonl possibly longer than that checkpoint knows of.
+  fs::copy(full, part, fs::copy_options::recursive);
+  fs::copy_file(full / "checkpoint_2_11.safetensors", part / "checkpoint_last.safetensors",
+                fs::copy_options::overwrite_existing);
+  fs::remove(part / "results.json");
+  RunResult r = train({{"out", part.string()}, {"max_epoch", 3}, {"save_interval_updates", 1}, {"resume", true}});
+  CHECK(r.updates == 24);
+  require_equal_maps(tensors(full / "checkpoint_last.safetensors"), tensors(part / "checkpoint_last.safetensors"));
+  auto a = read_metrics_log(full / "metrics.jsonl"), b = read_metrics_log(part / "metrics.jsonl");
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == b[i]);
+  fs::remove_all(full);
+  fs::remove_all(part);
+}
+
+TEST_CASE("trainer: a run stopped by --max-update and resumed with a higher one ends where an uninterrupted run does", "[engine][resume]") {
+  fs::path full = tmp("full2"), part = tmp("part2");
+  train({{"out", full.string()}, {"max_epoch", 3}});
+  train({{"out", part.string()}, {"max_epoch", 3}, {"max_update", 11}});
+  RunResult r = train({{"out", part.string()}, {"max_epoch", 3}, {"resume", true}});
+  CHECK(r.updates == 24);
+  require_equal_maps(tensors(full / "checkpoint_last.safetensors"), tensors(part / "checkpoint_last.safetensors"));
+  fs::remove_all(full);
+  fs::remove_all(part);
+}
+
+TEST_CASE("trainer: resume with other settings is refused, naming each", "[engine][resume]") {
+  fs::path out = tmp("diff");
+  train({{"out", out.string()}, {"max_update", 4}});
+  nltest::ToyTask t;
+  json s = settings_for(t, {{"out", out.string()}, {"max_update", 8}, {"resume", true}, {"lr", 0.01}, {"seed", 5}});
+  CHECK_THROWS_WITH(Trainer(t, s).run(), Contains("different settings") && Contains("--lr") && Contains("--seed") &&
+                                              Contains("another --out") && !Contains("--max-update"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: resuming a finished run adds no update, raised limits continue it", "[engine][resume]") {
+  fs::path out = tmp("finished");
+  train({{"out", out.string()}, {"max_update", 5}});
+  RunResult again = train({{"out", out.string()}, {"max_update", 5}, {"resume", true}});
+  CHECK(again.updates == 5);
+  RunResult more = train({{"out", out.string()}, {"max_update", 7}, {"resume", true}});
+  CHECK(more.updates == 7);
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a corrupt checkpoint_best does not block resuming from checkpoint_last", "[engine][resume]") {
+  fs::path out = tmp("corrupt-best");
+  train({{"out", out.string()}, {"max_update", 10}, {"validate_interval_updates", 4}});
+  std::ofstream(out / "checkpoint_best.safetensors", std::ios::trunc) << "garbage";
+  RunResult r = train({{"out", out.string()}, {"max_update", 16}, {"validate_interval_updates", 4}, {"resume", true}});
+  CHECK(r.updates == 16);
+  CHECK(r.test.count("mse"));
+  CHECK_NOTHROW(nl::load_checkpoint(out / "checkpoint_best.safetensors"));  // rewritten by a later validation
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a checkpoint missing a key names the file and the key", "[engine][resume]") {
+  fs::path out = tmp("missing-key");
+  train({{"out", out.string()}, {"max_update", 3}});
+  nl::Checkpoint ck = nl::load_checkpoint(out / "checkpoint_last.safetensors");
+  ck.meta.erase("rng");
+  nl::save_checkpoint(out / "checkpoint_last.safetensors", ck.tensors, ck.meta);
+  nltest::ToyTask t;
+  json s = settings_for(t, {{"out", out.string()}, {"max_update", 3}, {"resume", true}});
+  CHECK_THROWS_WITH(Trainer(t, s).run(), Contains("checkpoint_last.safetensors") && Contains("'rng'"));
+  ck.meta.erase("state");
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a NaN loss stops the run naming the update", "[engine]") {
+  fs::path out = tmp("nan");
+  nltest::ToyTask t;
+  t.nan_at = 6;
+  json s = settings_for(t, {{"out", out.string()}});
+  try {
+    Trainer(t, s).run();
+    FAIL("no error");
+  } catch (const TrainingDiverged& e) {
+    CHECK(e.update == 6);
+    CHECK_THAT(std::string(e.what()), Contains("nan at update 6") && Contains("--detect-anomaly"));
+  }
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: --detect-anomaly names the first op whose output is not finite", "[engine]") {
+  fs::path out = tmp("anomaly");
+  nltest::ToyTask t;
+  t.nan_at = 2;
+  json s = settings_for(t, {{"out", out.string()}, {"detect_anomaly", true}});
+  CHECK_THROWS_WITH(Trainer(t, s).run(), Contains("detect_anomaly") && Contains("op 'Affine'") && Contains("update 2"));
+  CHECK_FALSE(nl::anomaly_detection());  // switched off again after the run
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: schedules need what they decay to", "[engine]") {
+  nltest::ToyTask t;
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "linear"}})), Contains("--max-update"));
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "inverse_sqrt"}})), Contains("--warmup-updates"));
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"warmup_updates", 5}})), Contains("--lr-scheduler"));
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"adam_betas", "(0.9, 1.5)"}})), Contains("--adam-betas"));
+}
