@@ -20,10 +20,9 @@ size_t graph_held_bytes(const Variable& root) {
     const Node* n = stack.back();
     stack.pop_back();
     for (const auto& s : n->saved) count(s.tensor);
-    for (const auto& in : n->inputs) {
-      count(in->data);
-      if (in->grad_fn && seen.insert(in->grad_fn.get()).second) stack.push_back(in->grad_fn.get());
-    }
+    if (n->is_leaf_sink()) count(n->leaf->data);
+    for (const auto& e : n->next)
+      if (e.node && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
   }
   return bytes;
 }

@@ -9,7 +9,8 @@ namespace nl {
 
 /// Bytes of tensor storage that the graph behind `root` keeps alive: the sum over the unique Storages
 /// reachable from root's producer node through the graph's edges — every node's saved tensors and the
-/// data of every variable a node holds (leaves whose gradient it accumulates). A storage shared by
+/// data of the leaves whose gradients the graph accumulates (its leaf sinks keep them alive). Before
+/// the lean graph (bench/README.md) nodes held their inputs' data too; the measurement then counted it. A storage shared by
 /// several tensors (views, a tensor saved by two nodes) counts once. `root`'s own data is not counted
 /// unless a node saved it. Returns 0 for a leaf or an undefined variable. Call it after the forward
 /// and before backward (backward without retain_graph frees the saved tensors).
