@@ -42,7 +42,7 @@ struct Edge {
 struct Node {
   int64_t id = -1;               ///< position on the recording thread's tape; -1 for leaf sinks
   const char* name = "";         ///< op name (a string literal), e.g. "MatMul", "Detach", "LeafSink"
-  bool is_detach = false;        ///< a Detach node: its backward sends nothing to its input
+  bool is_detach = false;        ///< a Detach node: backward never runs it, its input gets nothing
   bool released = false;         ///< saved tensors freed by a backward without retain_graph
   std::string note;              ///< extra text for Tape::dump (e.g. "k=0.1")
   std::vector<Edge> next;        ///< one edge per input, in input order
@@ -51,8 +51,7 @@ struct Node {
   std::vector<std::pair<uint32_t, std::string>> nograd_names;
   std::vector<SavedTensor> saved;
   BackwardFn backward;
-  Shape out_shape;
-  DType out_dtype = DType::Float32;
+  Shape out_shape;               ///< shape of the op's output (what gradients sent to it must have)
   /// Leaf sinks only: the leaf whose grad receives the gradient. The graph keeps the leaf alive (as
   /// PyTorch's AccumulateGrad does); the leaf refers back to its sink weakly, so there is no cycle.
   std::shared_ptr<VariableImpl> leaf;
@@ -73,8 +72,6 @@ struct Node {
 
   /// True for a leaf sink.
   bool is_leaf_sink() const { return leaf != nullptr; }
-  /// Records `t` as saved for backward (its current version) and returns it.
-  const Tensor& save(const Tensor& t, std::string what);
   /// Throws std::runtime_error if a saved tensor's storage was modified since it was saved.
   void check_versions() const;
   /// Frees saved tensors and the backward closure.

@@ -10,11 +10,6 @@ namespace {
 thread_local bool t_grad_enabled = true;
 }
 
-const Tensor& Node::save(const Tensor& t, std::string what) {
-  saved.push_back({t, t.version(), std::move(what)});
-  return saved.back().tensor;
-}
-
 Node::~Node() {
   std::vector<Edge> stack = std::move(next);  // reuses this node's edge buffer: no allocation
   while (!stack.empty()) {
@@ -153,7 +148,6 @@ Variable make_result(Tensor out, const char* name, const std::vector<Variable>& 
   n->backward = std::move(backward);
   n->saved = std::move(saved_tensors);
   n->out_shape = out.shape();
-  n->out_dtype = out.dtype();
   set_inputs(*n, inputs);
   Tape::current().record(n);
   auto impl = std::make_shared<VariableImpl>();

@@ -11,7 +11,6 @@ Variable detach(const Variable& x) {
   n->is_detach = true;
   set_inputs(*n, {x});  // an edge to x's producer: dump shows what was detached
   n->out_shape = x.shape();
-  n->out_dtype = x.dtype();
   Tape::current().record(n);
   auto impl = std::make_shared<VariableImpl>();
   impl->data = x.data();        // shares storage, like torch's detach()
