@@ -2,6 +2,7 @@
 
 #include "autograd/anomaly.h"
 
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,21 +12,16 @@ namespace {
 thread_local bool t_grad_enabled = true;
 }
 
-const Tensor& Node::save(const Tensor& t, std::string what) {
-  saved.push_back({t, t.version(), std::move(what)});
-  return saved.back().tensor;
-}
-
 Node::~Node() {
-  std::vector<std::shared_ptr<VariableImpl>> stack = std::move(inputs);
+  std::vector<Edge> stack = std::move(next);  // reuses this node's edge buffer: no allocation
   while (!stack.empty()) {
-    std::shared_ptr<VariableImpl> v = std::move(stack.back());
+    std::shared_ptr<Node> n = std::move(stack.back().node);
     stack.pop_back();
-    // If we hold the last reference to v and v holds the last one to its producer, adopt the
-    // producer's inputs so that destroying it (when v goes out of scope here) recurses no further.
-    if (v.use_count() == 1 && v->grad_fn && v->grad_fn.use_count() == 1) {
-      for (auto& in : v->grad_fn->inputs) stack.push_back(std::move(in));
-      v->grad_fn->inputs.clear();
+    // If we hold the last reference to n, adopt its edges so that destroying it (when n goes out of
+    // scope here) recurses no further.
+    if (n && n.use_count() == 1) {
+      for (auto& e : n->next) stack.push_back(std::move(e));
+      n->next.clear();
     }
   }
 }
@@ -43,6 +39,21 @@ void Node::release() {
   saved.clear();
   backward = nullptr;
   released = true;
+}
+
+Edge gradient_edge(const Variable& v) {
+  const auto& impl = v.impl();
+  if (!impl) return {};
+  if (impl->grad_fn) return {impl->grad_fn};
+  if (!impl->requires_grad) return {};
+  static std::mutex sink_mutex;  // threads recording ops on the same leaf share one sink
+  std::lock_guard<std::mutex> lock(sink_mutex);
+  if (auto sink = impl->grad_accumulator.lock()) return {std::move(sink)};
+  auto sink = std::make_shared<Node>();
+  sink->name = "LeafSink";
+  sink->leaf = impl;
+  impl->grad_accumulator = sink;
+  return {std::move(sink)};
 }
 
 Tape& Tape::current() {
@@ -72,26 +83,38 @@ size_t Tape::size() const { return nodes().size(); }
 
 void Tape::clear() { nodes_.clear(); }
 
+namespace {
+// Writes how Tape::dump names input i of n: "#id" of its producer (marked "(detached)" after a Detach),
+// the leaf's name (or "leaf"), with "(no grad)" for a leaf that does not require grad.
+void write_input_label(std::ostream& o, const Node& n, size_t i) {
+  const Node* p = n.next[i].node.get();
+  if (p && !p->is_leaf_sink()) {
+    o << "#" << p->id << (p->is_detach ? "(detached)" : "");
+  } else if (p) {
+    const VariableImpl& leaf = *p->leaf;
+    o << (leaf.name.empty() ? "leaf" : leaf.name.c_str()) << (leaf.requires_grad ? "" : "(no grad)");
+  } else {
+    const char* name = "leaf";
+    for (const auto& [k, nm] : n.nograd_names)
+      if (k == i) name = nm.c_str();
+    o << name << "(no grad)";
+  }
+}
+}  // namespace
+
 std::string Tape::dump() const {
   auto ns = nodes();
   std::ostringstream o;
   o << "tape: " << ns.size() << " node" << (ns.size() == 1 ? "" : "s") << "\n";
   for (auto& n : ns) {
-    std::ostringstream ins;
-    for (size_t i = 0; i < n->inputs.size(); ++i) {
-      const auto& in = n->inputs[i];
-      if (i) ins << ", ";
-      if (in->grad_fn) {
-        ins << "#" << in->grad_fn->id;
-        if (in->grad_fn->is_detach) ins << "(detached)";
-      } else {
-        ins << (in->name.empty() ? std::string("leaf") : in->name);
-        ins << (in->requires_grad ? "" : "(no grad)");
-      }
-    }
     o << "  #" << n->id << " " << n->name;
     if (!n->note.empty()) o << " {" << n->note << "}";
-    o << " <- " << ins.str() << " -> " << shape_str(n->out_shape);
+    o << " <- ";
+    for (size_t i = 0; i < n->next.size(); ++i) {
+      if (i) o << ", ";
+      write_input_label(o, *n, i);
+    }
+    o << " -> " << shape_str(n->out_shape);
     if (n->is_detach) o << "   [detach: gradient stops here]";
     if (n->released) o << "   (released)";
     o << "\n";
@@ -106,6 +129,15 @@ NoGradGuard::~NoGradGuard() { t_grad_enabled = prev_; }
 
 SavedTensor saved(const Tensor& t, std::string what) { return {t, t.version(), std::move(what)}; }
 
+void set_inputs(Node& n, const std::vector<Variable>& inputs) {
+  n.next.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    n.next.push_back(gradient_edge(inputs[i]));
+    const auto& impl = inputs[i].impl();
+    if (!n.next.back().node && impl && !impl->name.empty()) n.nograd_names.emplace_back((uint32_t)i, impl->name);
+  }
+}
+
 Variable make_result(Tensor out, const char* name, const std::vector<Variable>& inputs, BackwardFn backward,
                      std::vector<SavedTensor> saved_tensors, std::string note) {
   check_finite(out, name, "output");
@@ -119,13 +151,11 @@ Variable make_result(Tensor out, const char* name, const std::vector<Variable>& 
   n->backward = std::move(backward);
   n->saved = std::move(saved_tensors);
   n->out_shape = out.shape();
-  n->out_dtype = out.dtype();
-  for (const auto& v : inputs) n->inputs.push_back(v.impl());
+  set_inputs(*n, inputs);
   Tape::current().record(n);
   auto impl = std::make_shared<VariableImpl>();
   impl->data = std::move(out);
   impl->requires_grad = true;
-  n->output = impl;
   impl->grad_fn = std::move(n);
   return Variable::from_impl(std::move(impl));
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The tape: the thread-local, ordered record of differentiable ops. Every op that has an input
 // requiring grad appends one Node; `detach` appends a Detach node so the cut in gradient flow is
-// visible. backward() visits the nodes reachable from the loss in reverse recording order.
-// The tape holds weak references: nodes live as long as the variables that need them.
+// visible. The tape only lists nodes (for Tape::dump); backward() follows the graph's edges from the
+// loss in dependency order (autograd/backward.cpp). The tape holds weak references: nodes live as
+// long as the variables (and downstream nodes) that need them.
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,12 @@ Variable make_result(Tensor out, const char* name, const std::vector<Variable>& 
                      std::vector<SavedTensor> saved = {}, std::string note = {});
 
 /// Saves a tensor for backward with its current version (use in make_result's `saved`).
+/// Rule for op implementers: every tensor a backward closure captures must also be passed in
+/// `saved`, so that version checks and graph_held_bytes (autograd/memory.h) see it.
 SavedTensor saved(const Tensor& t, std::string what);
+
+/// For op implementers building a Node by hand (as detach does): sets n.next to one gradient edge per
+/// input (see gradient_edge) and remembers the names of named no-grad leaves for Tape::dump.
+void set_inputs(Node& n, const std::vector<Variable>& inputs);
 
 }  // namespace nl

@@ -19,6 +19,9 @@ struct VariableImpl {
   std::shared_ptr<Node> grad_fn;   ///< producer on the tape; null for leaves
   std::string name;                ///< optional label shown by Tape::dump (parameters get theirs)
   bool retain_grad = false;        ///< keep dL/d(data) of a non-leaf after backward (retain_grad())
+  /// Leaves that require grad: the graph node that adds incoming gradients to `grad` (created by the
+  /// first op that uses this leaf; held weakly, the graph owns it).
+  std::weak_ptr<Node> grad_accumulator;
 };
 
 /// A tensor that autograd can differentiate: value, gradient, producer node. Copies share state.
@@ -26,8 +29,13 @@ class Variable {
  public:
   /// An undefined variable.
   Variable() = default;
-  /// Wraps a tensor as a leaf; set requires_grad for parameters and inputs you differentiate.
-  explicit Variable(Tensor data, bool requires_grad = false, std::string name = {});
+  /// Wraps a tensor as a leaf without requires_grad. Implicit, as in PyTorch where tensors and
+  /// variables are one type: a Tensor can be passed wherever a `const Variable&` is expected and is
+  /// then a constant for autograd. Throws nothing.
+  Variable(Tensor data);  // NOLINT(google-explicit-constructor): implicit on purpose
+  /// Wraps a tensor as a leaf; set requires_grad for parameters and inputs you differentiate. Throws
+  /// std::invalid_argument if requires_grad is set on a non-float tensor.
+  Variable(Tensor data, bool requires_grad, std::string name = {});
 
   bool defined() const { return impl_ != nullptr; }
   const Tensor& data() const;
@@ -41,7 +49,8 @@ class Variable {
   bool requires_grad() const { return impl_ && impl_->requires_grad; }
   Variable& requires_grad_(bool on = true);
   /// Asks backward() to store this non-leaf's gradient in grad() too (as torch's retain_grad);
-  /// how probes read the gradient arriving at and leaving a layer. No effect on leaves.
+  /// how probes read the gradient arriving at and leaving a layer. No effect on leaves. The producing
+  /// node then refers to this variable weakly: retaining a gradient never keeps data alive.
   Variable& retain_grad();
   bool is_leaf() const { return !impl_ || !impl_->grad_fn; }
   Node* grad_fn() const { return impl_ ? impl_->grad_fn.get() : nullptr; }
@@ -58,7 +67,9 @@ class Variable {
 
   /// Reverse-mode pass from this variable. `grad` defaults to 1 for a one-element variable (otherwise
   /// required, same shape). Frees saved tensors unless retain_graph; a second backward through the same
-  /// nodes then throws, naming the node. Throws if a saved tensor was modified in place.
+  /// nodes then throws, naming the node. Throws if a saved tensor was modified in place. Nodes run in
+  /// dependency order (each after all its consumers), so graphs recorded on several threads work.
+  /// Gradients stored in leaves (and retained non-leaves) share storage with no other tensor.
   void backward(const Tensor& grad = {}, bool retain_graph = false) const;
 
   const std::shared_ptr<VariableImpl>& impl() const { return impl_; }

@@ -45,7 +45,7 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t
                        }
                        return r;
                      },
-                     {saved(w.data(), "weight")}, "stride=" + std::to_string(stride) + ", padding=" + std::to_string(padding));
+                     {saved(w.data(), "weight"), saved(cols, "im2col columns")}, "stride=" + std::to_string(stride) + ", padding=" + std::to_string(padding));
 }
 
 Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride, int64_t padding) {
@@ -65,7 +65,7 @@ Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride, int64_t p
                        backend_for(gy.device().type).maxpool2d_backward(gx.desc(), gy.contiguous().desc(), idx.desc(), g);
                        return std::vector<Tensor>{gx};
                      },
-                     {}, "kernel=" + std::to_string(kernel));
+                     {saved(idx, "arg-max indices")}, "kernel=" + std::to_string(kernel));
 }
 
 }  // namespace nl

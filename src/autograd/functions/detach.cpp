@@ -1,4 +1,4 @@
-// detach: the first-class Detach node. Its backward sends nothing to its input; recording it on the
+// detach: the first-class Detach node. Backward never runs it (nothing flows to its input); recording it on the
 // tape is what lets Tape::dump (and `normlab grad explain`) show where gradient flow is cut.
 #include "autograd/functions.h"
 
@@ -9,10 +9,8 @@ Variable detach(const Variable& x) {
   auto n = std::make_shared<Node>();
   n->name = "Detach";
   n->is_detach = true;
-  n->inputs.push_back(x.impl());
+  set_inputs(*n, {x});  // an edge to x's producer: dump shows what was detached
   n->out_shape = x.shape();
-  n->out_dtype = x.dtype();
-  n->backward = [](const Tensor&, const std::vector<bool>& needs) { return std::vector<Tensor>(needs.size()); };
   Tape::current().record(n);
   auto impl = std::make_shared<VariableImpl>();
   impl->data = x.data();        // shares storage, like torch's detach()

@@ -25,7 +25,7 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o) {
                                                 rstd.desc(), o);
                        return std::vector<Tensor>{gx.view(g.shape())};
                      },
-                     {saved(xc, "input x")}, note);
+                     {saved(xc, "input x"), saved(mu, "mean"), saved(rstd, "1/D")}, note);
 }
 
 }  // namespace nl

@@ -51,7 +51,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double eps,
                            .cross_entropy_backward(gx.desc(), gl.desc(), prob.desc(), td.desc(), ignore_index, eps);
                        return std::vector<Tensor>{gx};
                      },
-                     {}, "label_smoothing=" + std::to_string(eps));
+                     {saved(prob, "softmax probabilities"), saved(td, "target")},
+                     "label_smoothing=" + std::to_string(eps));
 }
 
 Variable dropout(const Variable& x, double p, bool training) {
@@ -61,7 +62,7 @@ Variable dropout(const Variable& x, double p, bool training) {
   Tensor mask = nl::affine(keep, 1.0 / (1.0 - p), 0.0);
   return make_result(nl::mul(x.data(), mask), "Dropout", {x},
                      [mask](const Tensor& g, const std::vector<bool>&) { return std::vector<Tensor>{nl::mul(g, mask)}; },
-                     {}, "p=" + std::to_string(p));
+                     {saved(mask, "dropout mask")}, "p=" + std::to_string(p));
 }
 
 }  // namespace nl

@@ -57,7 +57,8 @@ Variable max(const Variable& x, int64_t dim, bool keepdim) {
                        Tensor hit = nl::eq(pos.expand(in), idx.expand(in));
                        Tensor z = Tensor::zeros({}, g.dtype(), g.device());
                        return std::vector<Tensor>{nl::where(hit, g.reshape(ks).expand(in), z)};
-                     });
+                     },
+                     {saved(idx, "arg-max indices")});
 }
 
 }  // namespace nl

@@ -1,0 +1,139 @@
+// Variable::backward: the engine. It walks the graph from the root once to count, for every reachable
+// node, how many consumers will send it a gradient, then runs nodes from a ready stack as soon as all
+// their consumers have run (PyTorch's engine, single-threaded). The order depends only on the graph's
+// edges, never on node ids, so graphs recorded on several threads are handled the same way.
+#include <atomic>
+#include <stdexcept>
+
+#include "autograd/anomaly.h"
+#include "autograd/node.h"
+#include "autograd/tape.h"
+#include "tensor/ops.h"
+
+namespace nl {
+
+namespace {
+std::atomic<uint64_t> g_pass{0};  // numbers backward passes, so nodes need no reset between passes
+
+std::string node_label(const Node& n) { return "node #" + std::to_string(n.id) + " '" + n.name + "'"; }
+
+// Shape of the input whose gradient goes to `m` (a leaf's current shape for a sink).
+const Shape& input_shape(const Node& m) { return m.is_leaf_sink() ? m.leaf->data.shape() : m.out_shape; }
+
+// Whether the gradient for an input should be computed and sent along edge `e`.
+bool wants_grad(const Edge& e) {
+  const Node* n = e.node.get();
+  return n && !n->is_detach && (!n->is_leaf_sink() || n->leaf->requires_grad);
+}
+
+// A gradient the engine hands out (a leaf's or a retained grad) must share storage with no other
+// tensor, so that changing it in place changes nothing else. `g` is taken by value: when this is the
+// only handle to its storage, it is kept; otherwise it is copied.
+Tensor owned(Tensor g) {
+  if (g.storage().use_count() == 1 && g.is_contiguous() && g.offset() == 0 &&
+      g.storage()->nbytes() == (size_t)g.numel() * dtype_size(g.dtype()))
+    return g;
+  return g.clone();
+}
+
+// Adds g into a gradient that is handed out: the first gradient is made owned; later ones create a
+// new tensor (out of place, so views the user took of the old one are not changed).
+void accumulate_owned(Tensor& slot, Tensor g) { slot = slot.defined() ? add(slot, g) : owned(std::move(g)); }
+// Adds g into an internal gradient buffer (never seen by the user; may alias).
+void accumulate(Tensor& slot, Tensor g) { slot = slot.defined() ? add(slot, g) : std::move(g); }
+}  // namespace
+
+void Variable::backward(const Tensor& grad, bool retain_graph) const {
+  if (!impl_) throw std::logic_error("backward on an undefined Variable");
+  if (!impl_->requires_grad)
+    throw std::logic_error("backward: this variable does not require grad (no input of the graph had "
+                           "requires_grad=true, or it was computed under NoGradGuard or detached)");
+  Tensor g0 = grad;
+  if (!g0.defined()) {
+    if (numel() != 1)
+      throw std::invalid_argument("backward: a gradient is needed for a non-scalar output of shape " +
+                                  shape_str(shape()));
+    g0 = Tensor::ones(shape(), dtype(), device());
+  } else if (g0.shape() != shape()) {
+    throw std::invalid_argument("backward: gradient shape " + shape_str(g0.shape()) + " differs from output " +
+                                shape_str(shape()));
+  }
+  if (!impl_->grad_fn) {  // a leaf
+    accumulate_owned(impl_->grad, g0);
+    return;
+  }
+  // 1. Discover the nodes reachable from the root (iteratively: deep graphs must not overflow the
+  //    stack) and count each one's pending consumers.
+  const uint64_t pass = ++g_pass;
+  Node* root = impl_->grad_fn.get();
+  std::vector<Node*> reached{root};
+  std::vector<Node*> stack{root};
+  root->visit = pass;
+  root->pending = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    if (n->released)
+      throw std::runtime_error("backward through " + node_label(*n) +
+                               " a second time: its saved tensors were freed by the first backward. "
+                               "Pass retain_graph=true to the first backward() if you need two passes.");
+    for (const Edge& e : n->next) {
+      if (!wants_grad(e)) continue;
+      Node* m = e.node.get();
+      if (m->visit != pass) {
+        m->visit = pass;
+        m->pending = 0;
+        m->grad_out = Tensor();
+        reached.push_back(m);
+        stack.push_back(m);
+      }
+      ++m->pending;
+    }
+  }
+  // 2. Run nodes whose consumers have all sent their gradient.
+  root->grad_out = g0;
+  std::vector<bool> needs;
+  try {
+    stack.push_back(root);
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      Tensor go = std::move(n->grad_out);
+      n->grad_out = Tensor();
+      if (n->is_leaf_sink()) {
+        if (go.defined()) accumulate_owned(n->leaf->grad, std::move(go));
+        continue;
+      }
+      if (go.defined())
+        if (auto out = n->output.lock(); out && out->retain_grad) accumulate_owned(out->grad, go);
+      std::vector<Tensor> gin;
+      needs.assign(n->next.size(), false);
+      for (size_t i = 0; i < n->next.size(); ++i) needs[i] = wants_grad(n->next[i]);
+      if (go.defined()) {
+        n->check_versions();
+        gin = n->backward(go, needs);
+        if (gin.size() != n->next.size())
+          throw std::logic_error(node_label(*n) + " returned " + std::to_string(gin.size()) + " gradients for " +
+                                 std::to_string(n->next.size()) + " inputs");
+      }
+      for (size_t i = 0; i < n->next.size(); ++i) {
+        if (!needs[i]) continue;
+        Node* m = n->next[i].node.get();
+        if (!gin.empty() && gin[i].defined()) {
+          check_finite(gin[i], std::string(n->name) + " (backward)", "input gradient");
+          if (gin[i].shape() != input_shape(*m))
+            throw std::logic_error(node_label(*n) + " returned a gradient of shape " + shape_str(gin[i].shape()) +
+                                   " for input " + std::to_string(i) + " of shape " + shape_str(input_shape(*m)));
+          accumulate(m->grad_out, std::move(gin[i]));
+        }
+        if (--m->pending == 0) stack.push_back(m);
+      }
+      if (!retain_graph) n->release();
+    }
+  } catch (...) {
+    for (Node* n : reached) n->grad_out = Tensor();  // free partial gradients
+    throw;
+  }
+}
+
+}  // namespace nl

@@ -1,0 +1,106 @@
+// The backward engine: dependency order across threads, gradients that share no storage, and the
+// implicit Tensor -> Variable conversion.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "autograd/functions.h"
+
+using namespace nl;
+using Catch::Matchers::Contains;
+
+static Variable leaf64(const std::vector<double>& v, const Shape& s, const char* name = "") {
+  return Variable(Tensor::from_vector(v, s), true, name);
+}
+
+TEST_CASE("engine: a graph recorded on several threads gets the right gradients", "[autograd][engine]") {
+  Variable a = leaf64({1, 2}, {2}, "a"), b = leaf64({3, 4}, {2}, "b");
+  Variable r1, s, r2;
+  // Two threads record at the same time, both using leaf a: one a long chain (ids 0..49 on its
+  // tape), the other one product.
+  std::thread t1([&] {
+    Variable r = a;
+    for (int i = 0; i < 50; ++i) r = affine(r, 1.0, 0.1);  // r1 = a + 5
+    r1 = r;
+  });
+  std::thread t2([&] { s = mul(a, b); });
+  t1.join();
+  t2.join();
+  // A third thread consumes the chain's end with a node of id 0 on its own tape, lower than the ids
+  // of the nodes that produced its input.
+  std::thread t3([&] { r2 = mul(r1, b); });
+  t3.join();
+  Variable y = add(add(sum(r2), sum(r1)), sum(s));  // sum((a + 5) b) + sum(a + 5) + sum(a b)
+  y.backward();
+  CHECK(a.grad().to_vector<double>() == std::vector<double>{7, 9});  // 2b + 1
+  auto gb = b.grad().to_vector<double>();                            // 2a + 5 (0.1 x 50 is inexact)
+  CHECK(gb[0] == Approx(7));
+  CHECK(gb[1] == Approx(9));
+}
+
+TEST_CASE("engine: a node runs only after all its consumers, whatever the ids", "[autograd][engine]") {
+  // A diamond whose branches have very different depths: the short branch's gradient must wait.
+  Variable x = leaf64({2}, {1}, "x");
+  Variable h = mul(x, x);  // h = x^2
+  Variable deep = h;
+  for (int i = 0; i < 20; ++i) deep = affine(deep, 1.0, 0.0);
+  Variable y = sum(add(mul(h, h), deep));  // y = x^4 + x^2
+  y.backward();
+  CHECK(x.grad().item() == Approx(4 * 8 + 2 * 2));
+}
+
+TEST_CASE("engine: leaf gradients never share storage with each other or with the given gradient",
+          "[autograd][engine]") {
+  Variable a = leaf64({1, 2}, {2}, "a"), b = leaf64({3, 4}, {2}, "b");
+  Tensor g = Tensor::from_vector<double>({1, 10}, {2});
+  Variable y = add(a, b);  // Add hands the very same tensor to both inputs
+  y.backward(g);
+  REQUIRE(a.grad().defined());
+  CHECK_FALSE(a.grad().is_alias_of(b.grad()));
+  CHECK_FALSE(a.grad().is_alias_of(g));
+  CHECK_FALSE(b.grad().is_alias_of(g));
+  Tensor ga = a.grad();
+  ga.fill_(-1);  // an in-place change of one gradient (as an optimizer or clipping might do) ...
+  CHECK(b.grad().to_vector<double>() == std::vector<double>{1, 10});  // ... changes no other
+  CHECK(g.to_vector<double>() == std::vector<double>{1, 10});
+
+  SECTION("a leaf used twice") {
+    Variable x = leaf64({1, 2}, {2}, "x");
+    Tensor gx = Tensor::from_vector<double>({1, 1}, {2});
+    add(x, x).backward(gx);
+    CHECK(x.grad().to_vector<double>() == std::vector<double>{2, 2});
+    CHECK_FALSE(x.grad().is_alias_of(gx));
+  }
+  SECTION("a retained non-leaf gradient and a leaf gradient") {
+    Variable h = affine(a, 1.0, 0.0);
+    h.retain_grad();
+    Variable z = add(h, b);
+    a.zero_grad();
+    b.zero_grad();
+    z.backward(g);
+    CHECK_FALSE(h.grad().is_alias_of(b.grad()));
+    CHECK_FALSE(h.grad().is_alias_of(g));
+    CHECK_FALSE(a.grad().is_alias_of(h.grad()));
+  }
+  SECTION("backward of a leaf itself") {
+    Variable x = leaf64({1, 2}, {2}, "x");
+    x.backward(g);
+    CHECK_FALSE(x.grad().is_alias_of(g));
+  }
+}
+
+TEST_CASE("Variable: a Tensor converts implicitly to a Variable without requires_grad", "[autograd]") {
+  auto wants = [](const Variable& v) { return v.requires_grad(); };
+  CHECK_FALSE(wants(Tensor::ones({2})));
+  Variable x = leaf64({1, 2}, {2}, "x");
+  Tensor w = Tensor::from_vector<double>({3, 5}, {2});
+  Variable y = sum(mul(x, w));  // Variable x Tensor: the Variable overload, w held constant
+  y.backward();
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{3, 5});
+  Variable c = Tensor::zeros({3});  // copy-initialisation works too
+  CHECK(c.is_leaf());
+  CHECK_FALSE(c.requires_grad());
+  // Tensor x Tensor still picks the Tensor overload and returns a Tensor.
+  Tensor t = mul(w, w);
+  CHECK(t.to_vector<double>() == std::vector<double>{9, 25});
+}
