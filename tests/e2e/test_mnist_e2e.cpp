@@ -3,6 +3,8 @@
 // the CLI fails cleanly on bad input.
 #include <catch2/catch.hpp>
 
+#include "test_paths.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -30,10 +32,7 @@ const nl::MnistLikeSplits& fashion() {
 }  // namespace
 
 TEST_CASE("e2e: 300 updates of the paper's CNN on Fashion-MNIST learn", "[e2e]") {
-  if (!fs::exists(kFashion)) {
-    WARN("skipped: " << kFashion << " missing (apt-get install dataset-fashion-mnist)");
-    return;
-  }
+  NL_SKIP_IF_MISSING(fs::path(kFashion));  // Debian package dataset-fashion-mnist
   nlapp::MnistRunConfig c;
   c.norm = "layernorm";
   c.epochs = 1;
@@ -51,10 +50,7 @@ TEST_CASE("e2e: 300 updates of the paper's CNN on Fashion-MNIST learn", "[e2e]")
 }
 
 TEST_CASE("e2e: a resumed run ends exactly where an uninterrupted run does", "[e2e][checkpoint]") {
-  if (!fs::exists(kFashion)) {
-    WARN("skipped: " << kFashion << " missing");
-    return;
-  }
+  NL_SKIP_IF_MISSING(fs::path(kFashion));  // Debian package dataset-fashion-mnist
   nlapp::MnistRunConfig c;
   c.norm = "adanorm";
   c.norm_opts = {{"C", 2.0}};

@@ -2,6 +2,8 @@
 // values and the plots; LayerNorm-simple's per-row gradient mean stays at 0 while DetachNorm's does not.
 #include <catch2/catch.hpp>
 
+#include "test_paths.h"
+
 #include <cmath>
 #include <unistd.h>
 
@@ -30,10 +32,7 @@ TEST_CASE("grad probe: per-row statistics of x, g and dL/dx", "[grad]") {
 }
 
 TEST_CASE("grad probe: 5 steps of 2 variants on Fashion-MNIST", "[grad]") {
-  if (!fs::exists(kDefaultMnistData)) {
-    WARN("skipped: " << kDefaultMnistData << " missing (apt-get install dataset-fashion-mnist)");
-    return;
-  }
+  NL_SKIP_IF_MISSING(fs::path(kDefaultMnistData));  // Debian package dataset-fashion-mnist
   ProbeConfig c;
   c.norms = {"layernorm-simple", "detachnorm"};
   c.steps = 5;
