@@ -60,6 +60,8 @@ Tensor gt(const Tensor& x, double v);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 /// x with `value` where mask != 0 (mask broadcast to x).
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+/// Any unary op with its scalar parameters a, b (see UnaryOp); throws std::invalid_argument for an
+/// undefined x, or an int64 x with an op that needs floats (unary_supports_int).
 Tensor unary(UnaryOp op, const Tensor& x, double a = 0, double b = 0);
 
 Tensor operator+(const Tensor& a, const Tensor& b);

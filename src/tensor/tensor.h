@@ -195,7 +195,7 @@ template <typename T> std::vector<T> Tensor::to_vector() const {
   dispatch_dtype(c.dtype(), [&](auto v) {
     using S = decltype(v);
     const S* p = c.data<S>();
-    for (int64_t i = 0; i < c.numel(); ++i) out[i] = static_cast<T>(p[i]);
+    for (int64_t i = 0, n = (int64_t)out.size(); i < n; ++i) out[i] = static_cast<T>(p[i]);
   });
   return out;
 }
