@@ -378,9 +378,10 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";
-  std::string s = "Tensor" + shape_str(shape_) + " " + dtype_name(dtype_);
-  if (!device().is_cpu()) s += " " + device().str();
-  return s;
+  std::ostringstream o;
+  o << "Tensor" << shape_str(shape_) << " " << dtype_name(dtype_);
+  if (!device().is_cpu()) o << " " << device().str();
+  return o.str();
 }
 
 std::string Tensor::repr(int64_t max_elems) const {
