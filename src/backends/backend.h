@@ -45,6 +45,20 @@ enum class UnaryOp {
   ClampMax,   ///< min(x, a)
   GtScalar,   ///< x > a ? 1 : 0
 };
+/// True if unary `op` is defined for int64 tensors (neg, abs, square, sign, relu, affine, clamps, gt);
+/// the math ops (exp, log, sqrt, ...) need float tensors.
+constexpr bool unary_supports_int(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Square: case UnaryOp::Sign: case UnaryOp::Relu:
+    case UnaryOp::Affine: case UnaryOp::ClampMin: case UnaryOp::ClampMax: case UnaryOp::GtScalar:
+      return true;
+    case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Sqrt: case UnaryOp::Rsqrt: case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid: case UnaryOp::Gelu: case UnaryOp::GeluGrad: case UnaryOp::Reciprocal:
+    case UnaryOp::PowScalar:
+      return false;
+  }
+  return false;
+}
 /// Elementwise binary ops (comparisons return 1/0 in the operands' dtype).
 /// ReluGrad: out = y > 0 ? x : 0 (the ReLU backward, x = upstream gradient, y = ReLU output).
 enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Gt, Ge, Lt, Le, ReluGrad };
@@ -77,7 +91,10 @@ struct AdamKernelOpts {
   int64_t step;    ///< 1-based step for bias correction
 };
 
-/// Memory and kernels of one device type. All methods throw std::runtime_error on failure.
+/// Memory and kernels of one device type. All methods throw std::runtime_error on failure (and
+/// std::invalid_argument / std::out_of_range on bad input, as documented per method). Every check
+/// runs before a kernel's parallel loop: an exception must never leave an OpenMP region, where it
+/// would call std::terminate.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -97,6 +114,8 @@ class Backend {
   virtual void fill(const Desc& out, double value) = 0;
   /// out = in (any strides, dtype conversion allowed; shapes equal).
   virtual void copy(const Desc& out, const Desc& in) = 0;
+  /// out = op(in) elementwise; throws std::invalid_argument for an int64 tensor and an op for which
+  /// unary_supports_int(op) is false.
   virtual void unary(UnaryOp op, const Desc& out, const Desc& in, double a, double b) = 0;
   virtual void binary(BinaryOp op, const Desc& out, const Desc& x, const Desc& y) = 0;
   /// out = cond != 0 ? x : y.
@@ -110,12 +129,14 @@ class Backend {
 
   // ---- linear algebra (column-major BLAS convention is NOT used: all row-major) ----
   /// C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] for b < batch; row-major with leading dims.
+  /// Float dtypes only. Throws std::invalid_argument for int64, or if M, N, K or a leading dim exceeds
+  /// 2^31 - 1 (BLAS takes int), before any BLAS call.
   virtual void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
                     const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB,
                     double beta, void* C, int64_t ldc, int64_t strideC, int64_t batch) = 0;
 
   // ---- nn kernels ----
-  /// Row softmax / log-softmax over the last dim of contiguous [rows, cols].
+  /// Row softmax / log-softmax over the last dim of contiguous [rows, cols]; no-op when empty.
   virtual void softmax(const Desc& out, const Desc& in, bool log) = 0;
   /// Gradient of softmax (log=false) or log-softmax (log=true) given its output y and dL/dy.
   virtual void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) = 0;
@@ -159,7 +180,7 @@ class Backend {
 Backend& backend_for(DeviceType t);
 /// Installs a backend (called at start-up by each backend's translation unit).
 void register_backend(DeviceType t, Backend* b);
-/// True when a backend for `t` was built and a device is present.
+/// True when a backend for `t` was built and a device is present (always true for CPU).
 bool backend_available(DeviceType t);
 
 }  // namespace nl

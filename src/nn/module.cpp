@@ -210,6 +210,14 @@ void Module::zero_grad() {
   for (auto& [_, c] : children_) c->zero_grad();
 }
 
+std::string Module::str() const {
+  std::string inner = extra_repr();
+  if (!children_.empty())
+    inner += (inner.empty() ? "" : ", ") + std::to_string(children_.size()) +
+             (children_.size() == 1 ? " child" : " children");
+  return type_name_ + "(" + inner + ")";
+}
+
 std::string Module::repr() const {
   std::ostringstream o;
   o << type_name_ << "(" << extra_repr();

@@ -103,7 +103,10 @@ class Module {
   std::string name() const { return type_name_; }
   /// Layer-specific settings shown in repr(), e.g. "in=4, out=3, bias=true".
   virtual std::string extra_repr() const { return {}; }
-  /// PyTorch-like tree: "Sequential(\n  (0): Linear(in=4, out=3, bias=true)\n ...)".
+  /// Short one-line description: "Linear(in=4, out=3, bias=true)", or for a container
+  /// "Sequential(3 children)". Like Tensor::str().
+  std::string str() const;
+  /// Full PyTorch-like tree: "Sequential(\n  (0): Linear(in=4, out=3, bias=true)\n ...)". Like Tensor::repr().
   std::string repr() const;
 
  protected:

@@ -14,7 +14,13 @@ using nlohmann::json;
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double default_wd)
     : groups_(std::move(groups)) {
-  if (groups_.empty()) throw std::invalid_argument("optimizer: no parameter groups given");
+  // As PyTorch: an optimizer over nothing is almost always a bug (parameters taken before the layers
+  // registered them, or an empty filter), so it is refused instead of silently never updating.
+  size_t total = 0;
+  for (const auto& grp : groups_) total += grp.params.size();
+  if (total == 0)
+    throw std::invalid_argument("optimizer got an empty parameter list; pass the model's parameters() "
+                                "after its layers are registered");
   for (size_t g = 0; g < groups_.size(); ++g) {
     auto& grp = groups_[g];
     if (std::isnan(grp.lr)) grp.lr = default_lr;

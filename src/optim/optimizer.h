@@ -29,6 +29,8 @@ struct ParamGroup {
 };
 
 /// Base class: parameter groups, per-parameter state, lr control and state (de)serialisation.
+/// Every optimizer throws std::invalid_argument("optimizer got an empty parameter list ...") when
+/// constructed without any parameter (as torch.optim).
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -92,8 +94,8 @@ struct AdamOptions {
 /// with t the parameter's own step count. Uses the backend's fused adam_step kernel.
 class Adam : public Optimizer {
  public:
-  /// One group holding `params`. Throws std::invalid_argument for an undefined, non-leaf or int64
-  /// parameter, or betas outside [0, 1) / a negative eps.
+  /// One group holding `params`. Throws std::invalid_argument for an empty list, an undefined,
+  /// non-leaf or int64 parameter, or betas outside [0, 1) / a negative eps.
   explicit Adam(std::vector<Variable> params, AdamOptions opts = {});
   /// Several groups; a group's NaN lr / weight_decay take opts.lr / opts.weight_decay.
   Adam(std::vector<ParamGroup> groups, AdamOptions opts = {});

@@ -10,7 +10,8 @@ namespace nl {
 
 // ---- elementwise binary (broadcasting) ----
 // Each returns a new contiguous tensor of the broadcast shape; throws std::invalid_argument if the
-// shapes cannot be broadcast (naming both) or the dtypes/devices differ.
+// shapes cannot be broadcast (naming both) or the dtypes/devices differ. int64 div throws
+// std::invalid_argument on a zero divisor (integer division by zero has no value).
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -31,7 +32,8 @@ Tensor relu_grad(const Tensor& g, const Tensor& y);
 void binary_into(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b);
 
 // ---- elementwise unary ----
-// Each returns a new contiguous tensor of x's shape and dtype (math ops need float dtypes).
+// Each returns a new contiguous tensor of x's shape and dtype. Math ops (exp, log, sqrt, rsqrt, tanh,
+// sigmoid, gelu, gelu_grad, reciprocal, pow) need float dtypes and throw std::invalid_argument on int64.
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
@@ -58,6 +60,8 @@ Tensor gt(const Tensor& x, double v);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 /// x with `value` where mask != 0 (mask broadcast to x).
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+/// Any unary op with its scalar parameters a, b (see UnaryOp); throws std::invalid_argument for an
+/// undefined x, or an int64 x with an op that needs floats (unary_supports_int).
 Tensor unary(UnaryOp op, const Tensor& x, double a = 0, double b = 0);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
@@ -88,7 +92,9 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bo
 
 // ---- linear algebra ----
 /// Matrix product: [M,K]@[K,N], or batched [...,M,K]@[...,K,N] with broadcast batch dims, or
-/// [...,M,K]@[K,N]. 1-d operands are not supported (unsqueeze first).
+/// [...,M,K]@[K,N]. 1-d operands are not supported (unsqueeze first). Float dtypes only. Throws
+/// std::invalid_argument if M, N, K (or the folded rows) exceed 2^31 - 1, the limit of BLAS's int
+/// arguments, before any copy or BLAS call.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- shape and indexing ----
@@ -103,10 +109,19 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor embedding(const Tensor& table, const Tensor& ids);
 
 // ---- nn ----
+/// exp(x) / sum(exp(x)) along `dim`, shifted by the max for stability. Float dtypes only. As in
+/// PyTorch, a tensor with no elements (e.g. [B, 0]) gives an empty result of the same shape.
 Tensor softmax(const Tensor& x, int64_t dim = -1);
+/// x - logsumexp(x) along `dim`; float dtypes only; empty input gives an empty result (as softmax).
 Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 
 /// Throws std::invalid_argument naming `op` if a and b differ in dtype or device.
 void check_same(const Tensor& a, const Tensor& b, const char* op);
+/// Throws std::invalid_argument naming `op` if x is undefined or not float32/float64
+/// ("exp: expects a float tensor, got int64; convert with .to(DType::Float32)"). Ops call it before
+/// any kernel runs, so no error is raised inside a parallel region.
+void check_floating(const Tensor& x, const char* op);
+/// Name of a unary op as used in error messages ("exp", "sqrt", ...).
+const char* unary_name(UnaryOp op);
 
 }  // namespace nl

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "tensor/ops.h"
@@ -14,6 +15,38 @@ void check_same(const Tensor& a, const Tensor& b, const char* op) {
                                 b.device().str() + ")");
 }
 
+void check_floating(const Tensor& x, const char* op) {
+  if (!x.defined()) throw std::invalid_argument(std::string(op) + ": undefined tensor");
+  if (!is_floating(x.dtype()))
+    throw std::invalid_argument(std::string(op) + ": expects a float tensor, got " + dtype_name(x.dtype()) +
+                                "; convert with .to(DType::Float32)");
+}
+
+const char* unary_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return "neg";
+    case UnaryOp::Exp: return "exp";
+    case UnaryOp::Log: return "log";
+    case UnaryOp::Sqrt: return "sqrt";
+    case UnaryOp::Rsqrt: return "rsqrt";
+    case UnaryOp::Tanh: return "tanh";
+    case UnaryOp::Sigmoid: return "sigmoid";
+    case UnaryOp::Relu: return "relu";
+    case UnaryOp::Gelu: return "gelu";
+    case UnaryOp::GeluGrad: return "gelu_grad";
+    case UnaryOp::Abs: return "abs";
+    case UnaryOp::Square: return "square";
+    case UnaryOp::Reciprocal: return "reciprocal";
+    case UnaryOp::Sign: return "sign";
+    case UnaryOp::PowScalar: return "pow";
+    case UnaryOp::Affine: return "affine";
+    case UnaryOp::ClampMin: return "clamp_min";
+    case UnaryOp::ClampMax: return "clamp_max";
+    case UnaryOp::GtScalar: return "gt";
+  }
+  return "unary op";
+}
+
 namespace {
 const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
@@ -21,8 +54,18 @@ const char* binary_name(BinaryOp op) {
   return names[(int)op];
 }
 
+// Integer division by zero traps (SIGFPE) instead of giving a value: refuse it up front.
+void check_int_divisor(BinaryOp op, const Tensor& b) {
+  if (op != BinaryOp::Div || b.dtype() != DType::Int64) return;
+  const auto v = b.to_vector<int64_t>();
+  if (std::find(v.begin(), v.end(), int64_t{0}) != v.end())
+    throw std::invalid_argument("div: int64 division by zero; convert to float (.to(DType::Float32)) for inf/nan "
+                                "results, or mask the zero divisors");
+}
+
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   check_same(a, b, binary_name(op));
+  check_int_divisor(op, b);
   Shape s = broadcast_shapes(a.shape(), b.shape(), binary_name(op));
   Tensor out = Tensor::empty(s, a.dtype(), a.device());
   backend_for(a.device().type).binary(op, out.desc(), a.expand(s).desc(), b.expand(s).desc());
@@ -33,6 +76,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 void binary_into(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b) {
   check_same(a, b, binary_name(op));
   check_same(out, a, binary_name(op));
+  check_int_divisor(op, b);
   const Shape& s = out.shape();
   backend_for(a.device().type).binary(op, out.desc(), a.expand(s).desc(), b.expand(s).desc());
   out.bump_version();
@@ -54,7 +98,8 @@ Tensor le(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Le, a, b);
 Tensor relu_grad(const Tensor& g, const Tensor& y) { return binary(BinaryOp::ReluGrad, g, y); }
 
 Tensor unary(UnaryOp op, const Tensor& x, double a, double b) {
-  if (!x.defined()) throw std::invalid_argument("unary op on an undefined tensor");
+  if (!x.defined()) throw std::invalid_argument(std::string(unary_name(op)) + ": undefined tensor");
+  if (!unary_supports_int(op)) check_floating(x, unary_name(op));
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   backend_for(x.device().type).unary(op, out.desc(), x.desc(), a, b);
   return out;

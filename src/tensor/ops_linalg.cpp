@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 #include "tensor/ops.h"
@@ -42,16 +44,31 @@ GemmOperand as_operand(const Tensor& x) {
 }
 
 void* raw(const Tensor& t) { return t.desc().data; }
+
+
+// cblas_(s/d)gemm take int extents: refuse larger products before copying or calling BLAS.
+void check_blas_extent(const char* what, int64_t v, const Tensor& a, const Tensor& b) {
+  if (v > INT_MAX)
+    throw std::invalid_argument(std::string("matmul: ") + what + " = " + std::to_string(v) + " of " +
+                                shape_str(a.shape()) + " @ " + shape_str(b.shape()) +
+                                " exceeds 2^31 - 1, the limit of BLAS's int arguments; split the product into "
+                                "smaller blocks");
+}
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_same(a, b, "matmul");
+  check_floating(a, "matmul");
   if (a.dim() < 2 || b.dim() < 2)
     throw std::invalid_argument("matmul: needs operands of at least 2 dims, got " + shape_str(a.shape()) + " and " +
                                 shape_str(b.shape()) + " (unsqueeze vectors first)");
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   if (b.size(-2) != K)
     throw std::invalid_argument("matmul: inner dims differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  // With a 2-d b the batch dims of a are folded into the rows of one product.
+  check_blas_extent("M", b.dim() == 2 ? shape_numel(Shape(a.shape().begin(), a.shape().end() - 1)) : M, a, b);
+  check_blas_extent("N", N, a, b);
+  check_blas_extent("K", K, a, b);
   Backend& be = backend_for(a.device().type);
   if (b.dim() == 2) {
     // [..., M, K] @ [K, N]: fold the batch into rows when a's rows are evenly strided.

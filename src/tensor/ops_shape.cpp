@@ -76,20 +76,21 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   return out;
 }
 
-Tensor softmax(const Tensor& x, int64_t dim) {
-  const int d = wrap_dim(dim, x.dim(), "softmax");
+namespace {
+// softmax (log = false) and log_softmax (log = true) along `dim`: the dim is moved last for the kernel.
+Tensor softmax_along(const Tensor& x, int64_t dim, bool log) {
+  const char* name = log ? "log_softmax" : "softmax";
+  check_floating(x, name);
+  const int d = wrap_dim(dim, x.dim(), name);
+  if (x.numel() == 0) return Tensor::empty(x.shape(), x.dtype(), x.device());  // PyTorch: empty in, empty out
   Tensor xt = (d == x.dim() - 1 ? x : x.transpose(d, -1)).contiguous();
   Tensor out = Tensor::empty(xt.shape(), x.dtype(), x.device());
-  backend_for(x.device().type).softmax(out.desc(), xt.desc(), false);
+  backend_for(x.device().type).softmax(out.desc(), xt.desc(), log);
   return d == x.dim() - 1 ? out : out.transpose(d, -1).contiguous();
 }
+}  // namespace
 
-Tensor log_softmax(const Tensor& x, int64_t dim) {
-  const int d = wrap_dim(dim, x.dim(), "log_softmax");
-  Tensor xt = (d == x.dim() - 1 ? x : x.transpose(d, -1)).contiguous();
-  Tensor out = Tensor::empty(xt.shape(), x.dtype(), x.device());
-  backend_for(x.device().type).softmax(out.desc(), xt.desc(), true);
-  return d == x.dim() - 1 ? out : out.transpose(d, -1).contiguous();
-}
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, true); }
 
 }  // namespace nl

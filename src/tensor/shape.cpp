@@ -8,18 +8,36 @@
 
 namespace nl {
 
+void check_extents(const Shape& s) {
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] < 0)
+      throw std::invalid_argument("shape " + shape_str(s) + " has a negative extent (" + std::to_string(s[i]) +
+                                  " at dim " + std::to_string(i) + "); extents must be >= 0");
+}
+
+namespace {
+[[noreturn]] void throw_too_many(const Shape& s, const char* what = "elements") {
+  throw std::invalid_argument("shape " + shape_str(s) + " has more than 2^63 " + what +
+                              "; no tensor can hold it (check the extents)");
+}
+}  // namespace
+
 int64_t shape_numel(const Shape& s) {
+  check_extents(s);
   int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(n, d, &n)) throw_too_many(s);
   return n;
 }
 
 Strides contiguous_strides(const Shape& s) {
+  shape_numel(s);  // validates extents and the element count
   Strides st(s.size());
   int64_t acc = 1;
+  // With a zero extent the element count is 0 but the strides of the other dims can still overflow.
   for (int i = (int)s.size() - 1; i >= 0; --i) {
     st[i] = acc;
-    acc *= s[i];
+    if (i > 0 && __builtin_mul_overflow(acc, s[i], &acc)) throw_too_many(s, "elements per stride");
   }
   return st;
 }

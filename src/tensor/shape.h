@@ -9,9 +9,12 @@ namespace nl {
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;
 
-/// Product of the extents (1 for a scalar shape []).
+/// Throws std::invalid_argument naming `s` if an extent is negative.
+void check_extents(const Shape& s);
+/// Product of the extents (1 for a scalar shape []). Throws std::invalid_argument naming `s` if an
+/// extent is negative or the product exceeds 2^63 - 1 (checked multiplication, never wraps).
 int64_t shape_numel(const Shape& s);
-/// Row-major (C-contiguous) strides for `s`.
+/// Row-major (C-contiguous) strides for `s`; throws as shape_numel.
 Strides contiguous_strides(const Shape& s);
 /// "[2, 3, 4]".
 std::string shape_str(const Shape& s);

@@ -1,6 +1,8 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -45,9 +47,12 @@ void set_rng_state(uint64_t seed, uint64_t offset) {
 
 // ---------------- factories ----------------
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  for (auto d : shape)
-    if (d < 0) throw std::invalid_argument("Tensor::empty: negative extent in shape " + shape_str(shape));
-  size_t nbytes = std::max<size_t>(1, (size_t)shape_numel(shape) * dtype_size(dtype));
+  const int64_t n = shape_numel(shape);  // throws on negative extents and on more than 2^63 elements
+  const size_t esz = dtype_size(dtype);
+  if ((uint64_t)n > (uint64_t)PTRDIFF_MAX / esz)
+    throw std::invalid_argument("Tensor::empty: shape " + shape_str(shape) + " of " + dtype_name(dtype) +
+                                " needs more than 2^63 bytes; no tensor can hold it (check the extents)");
+  size_t nbytes = std::max<size_t>(1, (size_t)n * esz);
   return Tensor(std::make_shared<Storage>(nbytes, device), shape, contiguous_strides(shape), 0, dtype);
 }
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
@@ -59,6 +64,7 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) { return fu
 Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1.0, dtype, device); }
 Tensor Tensor::scalar(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
 Tensor Tensor::arange(int64_t n, DType dtype, Device device) {
+  if (n < 0) throw std::invalid_argument("Tensor::arange: n must be >= 0, got " + std::to_string(n));
   std::vector<double> v(n);
   std::iota(v.begin(), v.end(), 0.0);
   return Tensor::from_vector(v, {n}).to(dtype).to(device);
@@ -74,6 +80,24 @@ Tensor Tensor::randn(const Shape& shape, double mean, double std, DType dtype, D
   auto [seed, off] = next_random_offset((uint64_t)t.numel());
   be(device).random(t.desc(), true, mean, std, seed, off);
   return t;
+}
+
+Tensor Tensor::randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device) {
+  if (high <= low)
+    throw std::invalid_argument("Tensor::randint: high (" + std::to_string(high) + ") must exceed low (" +
+                                std::to_string(low) + ")");
+  const double span = (double)high - (double)low;
+  if (span > 9007199254740992.0)  // 2^53
+    throw std::invalid_argument("Tensor::randint: range [" + std::to_string(low) + ", " + std::to_string(high) +
+                                ") is wider than 2^53; sample a narrower range");
+  // Uniform doubles in (0, 1) from the same counter stream as rand(), mapped to integers on the CPU.
+  Tensor u = rand(shape, 0.0, 1.0, DType::Float64, Device::cpu());
+  Tensor out = empty(shape, DType::Int64, Device::cpu());
+  const double* up = u.data<double>();
+  int64_t* op = out.data<int64_t>();
+  for (int64_t i = 0, n = u.numel(); i < n; ++i)
+    op[i] = std::min<int64_t>(high - 1, low + (int64_t)std::floor(span * up[i]));
+  return out.to(dtype).to(device);
 }
 
 // ---------------- metadata ----------------
@@ -267,6 +291,7 @@ Tensor Tensor::expand(const Shape& shape) const {
       throw std::invalid_argument("expand: cannot expand " + shape_str(shape_) + " to " + shape_str(shape));
     }
   }
+  shape_numel(s);  // a view too must have a representable element count
   return as_view(s, st, offset_);
 }
 
@@ -351,7 +376,15 @@ Tensor& Tensor::copy_(const Tensor& src) {
   return *this;
 }
 
-std::string Tensor::str(int64_t max_elems) const {
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream o;
+  o << "Tensor" << shape_str(shape_) << " " << dtype_name(dtype_);
+  if (!device().is_cpu()) o << " " << device().str();
+  return o.str();
+}
+
+std::string Tensor::repr(int64_t max_elems) const {
   std::ostringstream o;
   if (!defined()) return "Tensor(undefined)";
   o << "Tensor(shape=" << shape_str(shape_) << ", dtype=" << dtype_name(dtype_) << ", device=" << device().str()

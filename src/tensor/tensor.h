@@ -24,10 +24,15 @@ class Tensor {
   Tensor() = default;
 
   // ---- factories ----
-  /// Uninitialised tensor of `shape`.
+  /// Uninitialised contiguous tensor of `shape`. Throws std::invalid_argument naming the shape if an
+  /// extent is negative or the shape has more than 2^63 elements (or bytes); std::runtime_error when
+  /// the allocation fails.
   static Tensor empty(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+  /// Tensor of `shape` filled with 0; throws as empty().
   static Tensor zeros(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+  /// Tensor of `shape` filled with 1; throws as empty().
   static Tensor ones(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+  /// Tensor of `shape` filled with `value` (converted to dtype); throws as empty().
   static Tensor full(const Shape& shape, double value, DType dtype = DType::Float32,
                      Device device = Device::cpu());
   /// 0-d tensor holding `value`.
@@ -35,7 +40,7 @@ class Tensor {
   /// Copies `values` (row-major) into a new CPU tensor of `shape`; throws if sizes differ.
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
-  /// [0, 1, ..., n-1].
+  /// [0, 1, ..., n-1]; throws std::invalid_argument if n < 0.
   static Tensor arange(int64_t n, DType dtype = DType::Float32, Device device = Device::cpu());
   /// Uniform [lo, hi) from the global generator (see manual_seed).
   static Tensor rand(const Shape& shape, double lo = 0, double hi = 1, DType dtype = DType::Float32,
@@ -43,22 +48,38 @@ class Tensor {
   /// Normal(mean, std) from the global generator.
   static Tensor randn(const Shape& shape, double mean = 0, double std = 1, DType dtype = DType::Float32,
                       Device device = Device::cpu());
+  /// Integers drawn uniformly from [low, high) by the global generator (as torch.randint; int64 by
+  /// default). Consumes numel() numbers of the generator like rand(). Throws std::invalid_argument
+  /// if high <= low or high - low > 2^53 (beyond that a double cannot map uniformly to integers).
+  static Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = DType::Int64,
+                        Device device = Device::cpu());
 
   // ---- metadata ----
+  /// False for a default-constructed tensor.
   bool defined() const { return storage_ != nullptr; }
+  /// Extents, outermost first.
   const Shape& shape() const { return shape_; }
+  /// Strides in elements (not bytes), one per dim.
   const Strides& strides() const { return strides_; }
+  /// Offset of the first element into the storage, in elements.
   int64_t offset() const { return offset_; }
+  /// Number of dims (0 for a scalar).
   int dim() const { return (int)shape_.size(); }
   /// Extent of dim `d` (negative counts from the end).
   int64_t size(int64_t d) const;
+  /// Number of elements (product of the extents).
   int64_t numel() const { return shape_numel(shape_); }
+  /// Element type.
   DType dtype() const { return dtype_; }
+  /// Device of the storage (cpu for an undefined tensor).
   Device device() const { return storage_ ? storage_->device() : Device::cpu(); }
+  /// True if the elements are laid out row-major without gaps (dims of extent 1 ignored).
   bool is_contiguous() const;
+  /// The shared storage (null for an undefined tensor).
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   /// Version of the underlying storage (bumped by in-place writes).
   uint64_t version() const { return storage_ ? storage_->version() : 0; }
+  /// Marks the storage as written in place (autograd checks saved tensors against it).
   void bump_version() const {
     if (storage_) storage_->bump_version();
   }
@@ -80,15 +101,20 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;
   /// Like reshape but throws if a copy would be needed.
   Tensor view(const Shape& shape) const;
+  /// Swaps dims d0 and d1 (negative dims wrap); throws std::out_of_range on a bad dim.
   Tensor transpose(int64_t d0, int64_t d1) const;
+  /// Reorders the dims: result dim i is this tensor's dim dims[i]; throws on a repeated or bad dim.
   Tensor permute(const std::vector<int64_t>& dims) const;
   /// Elements [start, end) with `step` along `dim` (negative indices wrap; end clamps).
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   /// Index `i` along `dim`, dropping that dim.
   Tensor select(int64_t dim, int64_t i) const;
-  /// Broadcast view to `shape` (stride 0 on expanded dims); -1 keeps a dim.
+  /// Broadcast view to `shape` (stride 0 on expanded dims); -1 keeps a dim. Throws
+  /// std::invalid_argument if a non-1 extent would change or the result has more than 2^63 elements.
   Tensor expand(const Shape& shape) const;
+  /// Inserts a dim of extent 1 at `dim` (in [-(dim()+1), dim()]).
   Tensor unsqueeze(int64_t dim) const;
+  /// Removes `dim` if its extent is 1 (otherwise returns this tensor unchanged).
   Tensor squeeze(int64_t dim) const;
   /// Merges dims [start, end] into one.
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
@@ -104,13 +130,19 @@ class Tensor {
   Tensor to(Device device) const;
 
   // ---- in-place (bump the version counter) ----
+  /// Sets every element of this view to `value` (converted to dtype).
   Tensor& fill_(double value);
+  /// Sets every element of this view to 0.
   Tensor& zero_() { return fill_(0.0); }
   /// Copies `src` (broadcast to this shape, dtype converted) into this view.
   Tensor& copy_(const Tensor& src);
 
-  /// Multi-line human-readable print: shape, dtype, device and (up to `max_elems`) values.
-  std::string str(int64_t max_elems = 64) const;
+  /// Short one-line description: "Tensor[2, 3] float32" (device appended when not cpu:
+  /// "Tensor[2, 3] float32 cuda:0"; "Tensor(undefined)" for an undefined tensor). Like Module::str().
+  std::string str() const;
+  /// Full print: shape, dtype, device and the first `max_elems` values in row-major order
+  /// ("Tensor(shape=[2], dtype=float32, device=cpu) [1, 2]"). Like Module::repr(); copies from the device.
+  std::string repr(int64_t max_elems = 64) const;
 
  private:
   Tensor(std::shared_ptr<Storage> s, Shape shape, Strides strides, int64_t offset, DType dt)
@@ -163,7 +195,7 @@ template <typename T> std::vector<T> Tensor::to_vector() const {
   dispatch_dtype(c.dtype(), [&](auto v) {
     using S = decltype(v);
     const S* p = c.data<S>();
-    for (int64_t i = 0; i < c.numel(); ++i) out[i] = static_cast<T>(p[i]);
+    for (int64_t i = 0, n = (int64_t)out.size(); i < n; ++i) out[i] = static_cast<T>(p[i]);
   });
   return out;
 }

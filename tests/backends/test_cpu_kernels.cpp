@@ -49,7 +49,7 @@ void ref_pool2x2(const std::vector<float>& x, std::vector<float>& y, std::vector
 
 }  // namespace
 
-TEST_CASE("cpu kernels: 2x2 max pooling matches the scalar loop bit for bit, ties and NaN included", "[kernels]") {
+TEST_CASE("cpu kernels: 2x2 max pooling matches the scalar loop bit for bit, ties and NaN included", "[kernels][threads2]") {
   const int64_t shapes[][4] = {{32, 20, 24, 24}, {32, 50, 8, 8}, {3, 2, 4, 4}, {2, 3, 2, 2}, {2, 2, 16, 16},
                                {2, 3, 5, 7},     {1, 2, 34, 32}, {2, 2, 6, 6}, {1, 1, 9, 9},  {1, 3, 8, 10},
                                {2, 2, 66, 70},   {3, 1, 2, 4},   {2, 5, 12, 8}};
@@ -74,7 +74,7 @@ TEST_CASE("cpu kernels: 2x2 max pooling matches the scalar loop bit for bit, tie
     }
 }
 
-TEST_CASE("cpu kernels: im2col and col2im match plain loops bit for bit", "[kernels]") {
+TEST_CASE("cpu kernels: im2col and col2im match plain loops bit for bit", "[kernels][threads2]") {
   // {N, C, H, W, k, stride, pad}: the MNIST CNN's two convs, narrow and wide planes, stride and padding.
   const int64_t geoms[][7] = {{32, 1, 28, 28, 5, 1, 0}, {32, 20, 12, 12, 5, 1, 0}, {2, 3, 16, 16, 3, 1, 0},
                               {2, 2, 17, 19, 3, 1, 0},  {3, 2, 7, 5, 5, 1, 0},     {2, 3, 9, 8, 3, 2, 1},

@@ -120,7 +120,7 @@ TEST_CASE("norm: gradcheck of the non-detached members (LayerNorm, LayerNorm-sim
     }
 }
 
-TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded path", "[nn][norm]") {
+TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded path", "[nn][norm][threads2]") {
   manual_seed(13);
   for (const auto& name : norm_names()) {
     if (name == "none") continue;

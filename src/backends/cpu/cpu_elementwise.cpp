@@ -50,7 +50,7 @@ inline T unary_apply(UnaryOp op, T x, double a, double b) {
       case UnaryOp::ClampMin: return x < T(a) ? T(a) : x;
       case UnaryOp::ClampMax: return x > T(a) ? T(a) : x;
       case UnaryOp::GtScalar: return double(x) > a ? 1 : 0;
-      default: throw std::invalid_argument("unary op not defined for int64 tensors");
+      default: return x;  // unreachable: CpuBackend::unary rejects these before its parallel loop
     }
   }
   return x;
@@ -125,6 +125,10 @@ void CpuBackend::copy(const Desc& out, const Desc& in) {
 
 void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, double b) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
+  // Checked here, outside for_each_row's parallel region (an exception there would terminate).
+  if (!is_floating(out.dtype) && !unary_supports_int(op))
+    throw std::invalid_argument("unary op " + std::to_string((int)op) + " expects a float tensor, got " +
+                                dtype_name(out.dtype) + "; convert with .to(DType::Float32)");
   const Desc* ops[2] = {&out, &in};
   dispatch_dtype(out.dtype, [&](auto tag) {
     using T = decltype(tag);

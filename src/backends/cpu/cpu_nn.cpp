@@ -10,13 +10,19 @@
 
 namespace nl {
 namespace {
-inline int64_t rows_of(const Desc& d) { return d.ndim ? d.numel() / d.shape[d.ndim - 1] : 1; }
+// Product of the leading dims (never divides: the last dim may be 0, e.g. softmax over [B, 0]).
+inline int64_t rows_of(const Desc& d) {
+  int64_t r = 1;
+  for (int i = 0; i + 1 < d.ndim; ++i) r *= d.shape[i];
+  return r;
+}
 inline int64_t cols_of(const Desc& d) { return d.ndim ? d.shape[d.ndim - 1] : 1; }
 
 // One row of C logits: writes softmax probabilities to p (unless null) and returns log-sum-exp,
 // shifting by the row max for stability. Shared by softmax, log_softmax and cross_entropy.
 template <typename T>
 double softmax_row(const T* x, T* p, int64_t C) {
+  if (C == 0) return -INFINITY;  // log of an empty sum; nothing to write
   T m = x[0];
   for (int64_t c = 1; c < C; ++c) m = x[c] > m ? x[c] : m;
   double s = 0;

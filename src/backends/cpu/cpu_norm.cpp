@@ -14,7 +14,7 @@ namespace nl {
 void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
                             const NormKernelOpts& o) {
   prof::Scope prof_scope(prof::Cat::Norm);
-  const int64_t H = x.shape[x.ndim - 1], R = x.numel() / H;
+  const int64_t H = x.shape[x.ndim - 1], R = H ? x.numel() / H : 0;  // H = 0: nothing to normalise
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
   dispatch_floating(x.dtype, "layer_norm", [&](auto tag) {
     using T = decltype(tag);
@@ -49,7 +49,7 @@ void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, c
 void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean,
                                      const Desc& rstd, const NormKernelOpts& o) {
   prof::Scope prof_scope(prof::Cat::Norm);
-  const int64_t H = x.shape[x.ndim - 1], R = x.numel() / H;
+  const int64_t H = x.shape[x.ndim - 1], R = H ? x.numel() / H : 0;  // H = 0: nothing to normalise
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
   const bool through_mean = o.center && !o.detach_mean;
   dispatch_floating(x.dtype, "layer_norm backward", [&](auto tag) {

@@ -44,6 +44,18 @@ std::string LayerNormConfig::str() const {
 
 namespace {
 
+// sqrt(v) for v >= 0 whose gradient at v = 0 is 0 instead of 1/(2 sqrt(0)) = inf. On a constant row
+// (sigma = 0, eps added to the std) the chain rule would otherwise give inf * dvar/dx = inf * 0 = NaN;
+// the fused kernel drops the std term there (its coefficient is 0), and so does this. The sqrt is
+// taken of where(v > 0, v, 1) so its gradient is finite on every row, and the outer where sends
+// gradient only to rows with v > 0 (the "double where" idiom).
+Variable safe_sqrt(const Variable& v) {
+  const Tensor pos = gt(v.data(), 0.0);
+  const Variable ones(Tensor::ones(v.shape(), v.dtype(), v.device()));
+  const Variable zeros(Tensor::zeros(v.shape(), v.dtype(), v.device()));
+  return where(pos, sqrt(where(pos, v, ones)), zeros);
+}
+
 // Composite twin of layer_norm_fused: primitive ops, with detach nodes where the variant cuts.
 Variable normalize_composite(const Variable& x, const LayerNormConfig& c) {
   const int64_t H = x.size(-1);
@@ -53,7 +65,7 @@ Variable normalize_composite(const Variable& x, const LayerNormConfig& c) {
   // whether mu is differentiated (sum_j (x_j - mu) = 0), so detach-mean cuts only the numerator.
   Variable dv = c.detach_mean ? sub(x, mu) : d;
   Variable var = affine(sum(square(dv), {-1}, true), 1.0 / (double)(c.unbiased ? H - 1 : H), 0.0);
-  Variable D = c.eps_inside ? sqrt(affine(var, 1.0, c.eps)) : affine(sqrt(var), 1.0, c.eps);
+  Variable D = c.eps_inside ? sqrt(affine(var, 1.0, c.eps)) : affine(safe_sqrt(var), 1.0, c.eps);
   return div(d, c.detach_std ? detach(D) : D);
 }
 
