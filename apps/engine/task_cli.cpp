@@ -28,9 +28,24 @@ json resolve_task_settings(const Task& task, const std::string& config, const st
 }
 
 void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
-  verb_cmd->require_subcommand(1);
+  // A missing or unknown task is reported by name with the list of tasks (CLI11 alone would say
+  // "A subcommand is required").
+  verb_cmd->require_subcommand(0, 1);
+  verb_cmd->allow_extras();
+  verb_cmd->callback([verb_cmd] {
+    if (!verb_cmd->get_subcommands().empty()) return;
+    std::string all;
+    for (const auto& n : task_names()) all += (all.empty() ? "" : ", ") + n;
+    const auto extra = verb_cmd->remaining();
+    if (!extra.empty())
+      throw std::invalid_argument("unknown task '" + extra.front() + "' for `normlab " + verb_cmd->get_name() +
+                                  "`; tasks: " + all);
+    throw std::invalid_argument("`normlab " + verb_cmd->get_name() + "` needs a task: one of " + all +
+                                " (normlab " + verb_cmd->get_name() + " TASK --help lists its settings)");
+  });
   for (const auto& entry : task_registry()) {
     auto* sub = verb_cmd->add_subcommand(entry.name, entry.description);
+    sub->allow_extras(false);  // subcommands inherit the verb's allow_extras: unknown flags must stay errors
     auto flags = std::make_shared<std::map<std::string, std::string>>();
     auto config = std::make_shared<std::string>();
     auto task = std::shared_ptr<Task>(entry.make());
