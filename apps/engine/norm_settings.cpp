@@ -8,27 +8,11 @@ namespace nlapp {
 using json = nlohmann::json;
 
 std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C) {
-  OptionSpec norm;
-  norm.key = "norm";
-  norm.kind = OptKind::String;
-  norm.def = default_norm;
-  norm.choices = nl::norm_names();
-  norm.help = "Norm in every norm slot (Xu et al. 2019 variants)";
-  OptionSpec impl;
-  impl.key = "impl";
-  impl.kind = OptKind::String;
-  impl.def = "fused";
-  impl.choices = {"fused", "composite"};
-  impl.help = "LayerNorm-family implementation: fused kernel or composite of primitive ops + detach nodes";
-  OptionSpec C;
-  C.key = "C";
-  C.kind = OptKind::Float;
-  C.def = default_C;
-  C.lo = 0;
-  C.lo_open = true;
-  C.hi = 1e6;
-  C.help = "AdaNorm's scale C (Xu et al. 2019 Eq. 9); used by --norm adanorm only";
-  return {norm, impl, C};
+  return {choice_option("norm", default_norm, nl::norm_names(), "Norm in every norm slot (Xu et al. 2019 variants)"),
+          choice_option("impl", "fused", {"fused", "composite"},
+                        "LayerNorm-family implementation: fused kernel or composite of primitive ops + detach nodes"),
+          option("C", OptKind::Float, default_C, "AdaNorm's scale C (Xu et al. 2019 Eq. 9); used by --norm adanorm only",
+                 0, 1e6, /*lo_open=*/true)};
 }
 
 json norm_options(const json& settings) {

@@ -75,6 +75,29 @@ json check_int(const OptionSpec& s, const json& v, const std::string& where) {
 }
 }  // namespace
 
+OptionSpec option(std::string key, OptKind kind, json def, std::string help, double lo, double hi, bool lo_open) {
+  OptionSpec s;
+  s.key = std::move(key);
+  s.kind = kind;
+  s.def = std::move(def);
+  s.help = std::move(help);
+  s.lo = lo;
+  s.hi = hi;
+  s.lo_open = lo_open;
+  return s;
+}
+
+OptionSpec choice_option(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
+  OptionSpec s = option(std::move(key), OptKind::String, std::move(def), std::move(help));
+  s.choices = std::move(choices);
+  return s;
+}
+
+OptionSpec resumable(OptionSpec s) {
+  s.resumable = true;
+  return s;
+}
+
 std::string flag_of(const std::string& key) {
   std::string f = "--" + key;
   std::replace(f.begin(), f.end(), '_', '-');
@@ -312,7 +335,7 @@ json read_json_file(const std::string& path) {
     json j = json::parse(in);
     if (!j.is_object()) throw std::runtime_error("config '" + path + "' is not a JSON object");
     return j;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax errors, and numbers too large for a double
     throw std::runtime_error("config '" + path + "' is not valid JSON: " + e.what());
   }
 }

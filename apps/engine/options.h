@@ -33,6 +33,14 @@ struct OptionSpec {
   bool resumable = false;
 };
 
+/// A numeric, text or bool setting with an inclusive range [lo, hi] (lo excluded when `lo_open`).
+OptionSpec option(std::string key, OptKind kind, nlohmann::json def, std::string help, double lo = -1e308,
+                  double hi = 1e308, bool lo_open = false);
+/// A text setting restricted to `choices`.
+OptionSpec choice_option(std::string key, std::string def, std::vector<std::string> choices, std::string help);
+/// `s` marked resumable (may differ on --resume).
+OptionSpec resumable(OptionSpec s);
+
 /// The flag of a key: "max_update" → "--max-update".
 std::string flag_of(const std::string& key);
 

@@ -20,30 +20,7 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-constexpr double kBig = 9007199254740992.0;  // 2^53: every such integer is exact in a double and in JSON
 constexpr const char* kFormat = "normlab-train-v2";
-
-OptionSpec spec(std::string key, OptKind kind, json def, std::string help, double lo = -1e308, double hi = 1e308,
-                bool lo_open = false) {
-  OptionSpec s;
-  s.key = std::move(key);
-  s.kind = kind;
-  s.def = std::move(def);
-  s.help = std::move(help);
-  s.lo = lo;
-  s.hi = hi;
-  s.lo_open = lo_open;
-  return s;
-}
-OptionSpec choice(std::string key, std::string def, std::vector<std::string> choices, std::string help) {
-  OptionSpec s = spec(std::move(key), OptKind::String, def, std::move(help));
-  s.choices = std::move(choices);
-  return s;
-}
-OptionSpec resumable(OptionSpec s) {
-  s.resumable = true;
-  return s;
-}
 
 // "(0.9, 0.98)" or "0.9,0.98" → two numbers in [0, 1).
 std::pair<double, double> parse_betas(const std::string& text) {
@@ -92,42 +69,6 @@ int64_t count_lines(const fs::path& p) {
   return n;
 }
 }  // namespace
-
-std::vector<OptionSpec> trainer_settings() {
-  std::vector<OptionSpec> v = {
-      spec("seed", OptKind::Int, 1, "Seed of initialisation, batch order and dropout", 0, kBig),
-      resumable(spec("max_epoch", OptKind::Int, 1, "Epochs to train", 1, 1e6)),
-      resumable(spec("max_update", OptKind::Int, 0, "Stop after this many updates in total; 0: no limit (fairseq)", 0, kBig)),
-      choice("optimizer", "adam", {"adam", "adamw", "sgd"}, "Optimizer (torch semantics)"),
-      spec("lr", OptKind::Float, 1e-3, "Peak learning rate", 0, 10, true),
-      spec("adam_betas", OptKind::String, "(0.9, 0.999)", "Adam's betas, e.g. '(0.9, 0.98)'"),
-      spec("adam_eps", OptKind::Float, 1e-8, "Adam's epsilon", 0, 1, true),
-      spec("weight_decay", OptKind::Float, 0.0, "Weight decay (L2 for adam/sgd, decoupled for adamw)", 0, 10),
-      spec("momentum", OptKind::Float, 0.0, "SGD momentum", 0, 0.999999),
-      choice("lr_scheduler", "fixed", {"fixed", "inverse_sqrt", "linear", "cosine"},
-             "Learning-rate schedule (inverse_sqrt as fairseq; linear/cosine decay to --max-update)"),
-      spec("warmup_updates", OptKind::Int, 0, "Linear warm-up updates", 0, kBig),
-      spec("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up", 0, 10),
-      spec("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule", 0, 10),
-      spec("update_freq", OptKind::Int, 1, "Micro-batches per update (gradient accumulation)", 1, 65536),
-      spec("clip_norm", OptKind::Float, 0.0, "Clip gradients to this global L2 norm; 0: no clipping", 0, 1e6),
-      spec("validate_interval", OptKind::Int, 1, "Validate every N epochs; 0: not at epoch ends", 0, 1e6),
-      spec("validate_interval_updates", OptKind::Int, 0, "Also validate every N updates; 0: off", 0, kBig),
-      spec("save_interval_updates", OptKind::Int, 0,
-           "Write checkpoint_{epoch}_{update} (and checkpoint_last) every N updates; 0: at epoch ends only", 0, kBig),
-      resumable(spec("keep_last", OptKind::Int, 0, "Keep only the newest N checkpoint_{epoch}_{update}; 0: keep all", 0, 1e6)),
-      spec("log_interval", OptKind::Int, 50, "Updates between training-loss lines in metrics.jsonl", 1, 1e6),
-      resumable(spec("out", OptKind::String, "runs/run",
-                     "Run folder: config.json, metrics.jsonl, checkpoints, results.json")),
-      resumable(spec("no_save", OptKind::Bool, false, "Write no checkpoints (results and metrics still written)")),
-      resumable(spec("resume", OptKind::Bool, false, "Continue from OUT/checkpoint_last.safetensors if it exists")),
-      resumable(spec("threads", OptKind::Int, 1, "CPU threads for OpenMP loops and OpenBLAS (one pool)", 1, 256)),
-      resumable(spec("quiet", OptKind::Bool, false, "No progress line")),
-      resumable(spec("detect_anomaly", OptKind::Bool, false,
-                     "Check every op's output and gradient for NaN/inf and name the first op that made one (slow)")),
-  };
-  return v;
-}
 
 OptionSchema task_schema(const Task& task) {
   OptionSchema s(trainer_settings());

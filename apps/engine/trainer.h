@@ -21,6 +21,7 @@
 
 #include "engine/options.h"
 #include "engine/task.h"
+#include "engine/trainer_settings.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 #include "report/metrics_log.h"
@@ -28,8 +29,6 @@
 
 namespace nlapp {
 
-/// The trainer's own settings (optimizer, schedule, run length, validation, checkpoints, threads).
-std::vector<OptionSpec> trainer_settings();
 
 /// The full schema of `task`: the trainer's settings with the task's defaults applied, then the
 /// task's own settings.

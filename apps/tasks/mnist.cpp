@@ -37,26 +37,10 @@ class MnistTask : public Task {
 
   std::vector<OptionSpec> settings() const override {
     std::vector<OptionSpec> v = norm_settings("layernorm", 2.0);
-    OptionSpec data;
-    data.key = "data";
-    data.kind = OptKind::String;
-    data.def = kDefaultMnistData;
-    data.help = "MNIST-format folder (the four IDX files; default Fashion-MNIST from dataset-fashion-mnist)";
-    OptionSpec bs;
-    bs.key = "batch_size";
-    bs.kind = OptKind::Int;
-    bs.def = 32;
-    bs.lo = 1;
-    bs.hi = 55000;
-    bs.help = "Images per batch (paper: 32)";
-    OptionSpec hidden;
-    hidden.key = "hidden";
-    hidden.kind = OptKind::Int;
-    hidden.def = 500;
-    hidden.lo = 2;
-    hidden.hi = 65536;
-    hidden.help = "Width of the normalised hidden layer (paper: 500)";
-    v.insert(v.end(), {data, bs, hidden});
+    v.push_back(option("data", OptKind::String, kDefaultMnistData,
+                       "MNIST-format folder (the four IDX files; default Fashion-MNIST from dataset-fashion-mnist)"));
+    v.push_back(option("batch_size", OptKind::Int, 32, "Images per batch (paper: 32)", 1, 55000));
+    v.push_back(option("hidden", OptKind::Int, 500, "Width of the normalised hidden layer (paper: 500)", 2, 65536));
     return v;
   }
 

@@ -9,13 +9,11 @@ using json = nlohmann::json;
 
 namespace {
 OptionSchema schema() {
-  OptionSpec n{"max_update", OptKind::Int, 0, "updates", 0, 1e6};
-  OptionSpec lr{"lr", OptKind::Float, 1e-3, "lr", 0, 10, true};
-  OptionSpec norm{"norm", OptKind::String, "layernorm", "norm"};
-  norm.choices = {"layernorm", "none"};
-  OptionSpec out{"out", OptKind::String, "runs", "folder"};
-  OptionSpec th{"threads", OptKind::IntList, json::array({1}), "threads", 1, 256};
-  return OptionSchema({n, lr, norm, out, th});
+  return OptionSchema({option("max_update", OptKind::Int, 0, "updates", 0, 1e6),
+                       option("lr", OptKind::Float, 1e-3, "lr", 0, 10, true),
+                       choice_option("norm", "layernorm", {"layernorm", "none"}, "norm"),
+                       option("out", OptKind::String, "runs", "folder"),
+                       option("threads", OptKind::IntList, json::array({1}), "threads", 1, 256)});
 }
 }  // namespace
 

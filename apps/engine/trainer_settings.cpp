@@ -1,0 +1,47 @@
+#include "engine/trainer_settings.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+
+namespace {
+constexpr double kBig = 9007199254740992.0;  // 2^53: every such integer is exact in a double and in JSON
+
+}  // namespace
+
+std::vector<OptionSpec> trainer_settings() {
+  std::vector<OptionSpec> v = {
+      option("seed", OptKind::Int, 1, "Seed of initialisation, batch order and dropout", 0, kBig),
+      resumable(option("max_epoch", OptKind::Int, 1, "Epochs to train", 1, 1e6)),
+      resumable(option("max_update", OptKind::Int, 0, "Stop after this many updates in total; 0: no limit (fairseq)", 0, kBig)),
+      choice_option("optimizer", "adam", {"adam", "adamw", "sgd"}, "Optimizer (torch semantics)"),
+      option("lr", OptKind::Float, 1e-3, "Peak learning rate", 0, 10, true),
+      option("adam_betas", OptKind::String, "(0.9, 0.999)", "Adam's betas, e.g. '(0.9, 0.98)'"),
+      option("adam_eps", OptKind::Float, 1e-8, "Adam's epsilon", 0, 1, true),
+      option("weight_decay", OptKind::Float, 0.0, "Weight decay (L2 for adam/sgd, decoupled for adamw)", 0, 10),
+      option("momentum", OptKind::Float, 0.0, "SGD momentum", 0, 0.999999),
+      choice_option("lr_scheduler", "fixed", {"fixed", "inverse_sqrt", "linear", "cosine"},
+             "Learning-rate schedule (inverse_sqrt as fairseq; linear/cosine decay to --max-update)"),
+      option("warmup_updates", OptKind::Int, 0, "Linear warm-up updates", 0, kBig),
+      option("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up", 0, 10),
+      option("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule", 0, 10),
+      option("update_freq", OptKind::Int, 1, "Micro-batches per update (gradient accumulation)", 1, 65536),
+      option("clip_norm", OptKind::Float, 0.0, "Clip gradients to this global L2 norm; 0: no clipping", 0, 1e6),
+      option("validate_interval", OptKind::Int, 1, "Validate every N epochs; 0: not at epoch ends", 0, 1e6),
+      option("validate_interval_updates", OptKind::Int, 0, "Also validate every N updates; 0: off", 0, kBig),
+      option("save_interval_updates", OptKind::Int, 0,
+           "Write checkpoint_{epoch}_{update} (and checkpoint_last) every N updates; 0: at epoch ends only", 0, kBig),
+      resumable(option("keep_last", OptKind::Int, 0, "Keep only the newest N checkpoint_{epoch}_{update}; 0: keep all", 0, 1e6)),
+      option("log_interval", OptKind::Int, 50, "Updates between training-loss lines in metrics.jsonl", 1, 1e6),
+      resumable(option("out", OptKind::String, "runs/run",
+                     "Run folder: config.json, metrics.jsonl, checkpoints, results.json")),
+      resumable(option("no_save", OptKind::Bool, false, "Write no checkpoints (results and metrics still written)")),
+      resumable(option("resume", OptKind::Bool, false, "Continue from OUT/checkpoint_last.safetensors if it exists")),
+      resumable(option("threads", OptKind::Int, 1, "CPU threads for OpenMP loops and OpenBLAS (one pool)", 1, 256)),
+      resumable(option("quiet", OptKind::Bool, false, "No progress line")),
+      resumable(option("detect_anomaly", OptKind::Bool, false,
+                     "Check every op's output and gradient for NaN/inf and name the first op that made one (slow)")),
+  };
+  return v;
+}
+
+}  // namespace nlapp
