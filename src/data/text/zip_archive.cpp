@@ -57,6 +57,11 @@ std::vector<ZipMember> read_zip(const std::filesystem::path& path) {
     if (method == 0) {
       m.data = buf.substr(data, csize);
     } else if (method == 8) {
+      // Deflate expands at most 1032:1 (RFC 1951 maximum-length matches); a larger recorded size is corrupt
+      // and must not be allocated.
+      if (usize > 1032ull * csize + 1024)
+        fail("member " + member + " records " + std::to_string(usize) + " uncompressed bytes from only " +
+             std::to_string(csize) + " compressed ones (more than deflate can produce): corrupt archive");
       m.data.resize(usize);
       z_stream zs{};
       if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail("zlib inflateInit2 failed");
