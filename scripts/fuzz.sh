@@ -37,7 +37,7 @@ add_real() {  # target mode file...
     [[ -f "$f" ]] || continue
     local out="$B/seeds/$t/real-$(basename "$f")"
     if [[ "$mode" == raw ]]; then head -c 65536 "$f" > "$out"
-    else { printf '\0'; zcat -f "$f" | head -c 4096; } > "$out"; fi
+    else { printf '\0'; head -c 4096 < <(zcat -f "$f"); } > "$out"; fi  # (no pipe: SIGPIPE under pipefail)
   done
 }
 add_real conllu text "$D/ud-english-ewt/en_ewt-ud-dev.conllu"

@@ -32,7 +32,6 @@ class ByteStream {
     if (fs::is_directory(p)) fail(p, "is a directory, expected a file");
     f_ = gzopen(p.c_str(), "rb");
     if (!f_) fail(p, std::string("cannot open: ") + std::strerror(errno));
-    gzbuffer(f_, 1 << 17);
   }
   ~ByteStream() { gzclose(f_); }
   ByteStream(const ByteStream&) = delete;
@@ -130,7 +129,7 @@ IdxData read_idx(const fs::path& p, int ndim, const char* what) {
   // The data, in chunks: memory grows only as real bytes arrive (a header announcing much more than the
   // file holds fails as truncated without allocating the announced size).
   const uint64_t expected = hdr + total;
-  constexpr size_t kChunk = 1 << 22;
+  constexpr size_t kChunk = 1 << 16;  // small: a lying header costs little
   out.bytes.reserve((size_t)std::min<uint64_t>(total, kChunk));
   while (out.bytes.size() < total) {
     const size_t old = out.bytes.size();

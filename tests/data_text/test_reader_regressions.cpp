@@ -56,18 +56,33 @@ TEST_CASE("dict.txt: a count beyond 64 bits is an error, not silently clamped", 
   CHECK(Dictionary::load(t.write("ok.txt", "a 5\nb -3\n")).count(5) == -3);
 }
 
-TEST_CASE("zip: a member recording an impossible uncompressed size is not allocated", "[data][zip][fuzz]") {
-  nltest::TempDir t("reg_zip");
-  // One deflated member "x" of 2 compressed bytes recording 4 GiB - 2 uncompressed bytes: the reader
-  // used to allocate the recorded size before inflating.
-  const std::string comp("\x03\x00", 2);  // an empty final fixed-Huffman block
-  const uint32_t usize = 0xFFFFFFFEu;
+namespace {
+// A zip archive with one member "x" (deflated: method 8) holding `comp`, recording `usize` uncompressed
+// bytes, whose central-directory entry points at the local header at `local_offset` (0: the real one).
+std::string zip_one(const std::string& comp, uint32_t usize, uint32_t local_offset = 0) {
   std::string common = le(20, 2) + le(0, 2) + le(8, 2) + le(0, 4) + le(0, 4) + le(comp.size(), 4) + le(usize, 4) +
                        le(1, 2) + le(0, 2);
   std::string zip = le(0x04034b50, 4) + common + "x" + comp;
   const std::size_t cd = zip.size();
-  std::string central = le(0x02014b50, 4) + le(20, 2) + common + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(0, 4) + "x";
-  zip += central + le(0x06054b50, 4) + le(0, 4) + le(1, 2) + le(1, 2) + le(central.size(), 4) + le(cd, 4) + le(0, 2);
-  CHECK_THROWS_WITH(read_zip(t.write("a.zip", zip)),
+  std::string central =
+      le(0x02014b50, 4) + le(20, 2) + common + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(local_offset, 4) + "x";
+  return zip + central + le(0x06054b50, 4) + le(0, 4) + le(1, 2) + le(1, 2) + le(central.size(), 4) + le(cd, 4) + le(0, 2);
+}
+}  // namespace
+
+TEST_CASE("zip: a member recording an impossible uncompressed size is not allocated", "[data][zip][fuzz]") {
+  nltest::TempDir t("reg_zip");
+  // 2 compressed bytes (an empty final fixed-Huffman block) recording 4 GiB - 2 uncompressed bytes: the
+  // reader used to allocate the recorded size before inflating.
+  CHECK_THROWS_WITH(read_zip(t.write("a.zip", zip_one(std::string("\x03\x00", 2), 0xFFFFFFFEu))),
                     Contains("a.zip") && Contains("records 4294967294 uncompressed bytes from only 2 compressed"));
+}
+
+TEST_CASE("zip: a local-header offset near 2^32 is corrupt, not a wild read", "[data][zip][fuzz]") {
+  nltest::TempDir t("reg_zip2");
+  // Found by fuzz_zip: offset + 30 wrapped in 32-bit arithmetic, passed the bounds check, and the reader
+  // read 4 GiB past the buffer (SEGV).
+  CHECK_THROWS_WITH(read_zip(t.write("b.zip", zip_one(std::string("\x03\x00", 2), 0, 0xFFFFFFF0u))),
+                    Contains("b.zip") && Contains("corrupt local header of x"));
+  CHECK(read_zip(t.write("c.zip", zip_one(std::string("\x03\x00", 2), 0))).at(0).data.empty());
 }
