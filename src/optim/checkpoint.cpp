@@ -145,7 +145,7 @@ Checkpoint read_checkpoint_bytes(std::string_view bytes, const std::string& sour
   json header;
   try {
     header = json::parse(bytes.substr(8, hlen));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     fail(std::string("header is not valid JSON (") + e.what() + ")");
   }
   if (!header.is_object()) fail("header is not a JSON object");
@@ -230,7 +230,7 @@ Checkpoint read_checkpoint_bytes(std::string_view bytes, const std::string& sour
   if (auto it = ck.metadata.find(kCheckpointMetaKey); it != ck.metadata.end()) {
     try {
       ck.meta = json::parse(it->second);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
       fail(std::string("metadata entry '") + kCheckpointMetaKey + "' is not valid JSON (" + e.what() + ")");
     }
   }

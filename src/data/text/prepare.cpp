@@ -48,7 +48,10 @@ class StagingDir {
       if (p == p.parent_path()) break;
     }
     fs::create_directories(parent);
-    dir_ = parent / ("." + out_.filename().string() + ".partial-" + std::to_string(::getpid()));
+    std::string name = out_.filename().string();  // (built with append: "." + name trips GCC 12's -Wrestrict)
+    name.insert(0, 1, '.');
+    name.append(".partial-").append(std::to_string(::getpid()));
+    dir_ = parent / name;
     fs::remove_all(dir_);
     fs::create_directory(dir_);
   }
