@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Installs normlab's build and run dependencies from Debian 12 packages (run as root).
-# Usage: scripts/install-deps.sh [--bench]   (--bench adds python3-torch for the PyTorch comparison)
+# Usage: scripts/install-deps.sh [--bench] [--fuzz]
+#   --bench adds python3-torch for the PyTorch comparison
+#   --fuzz  adds clang, its libFuzzer/sanitizer runtimes and its OpenMP runtime (scripts/fuzz.sh only)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev nlohmann-json3-dev catch2 zlib1g-dev
       libsentencepiece-dev dataset-fashion-mnist)
-[[ "${1:-}" == "--bench" ]] && pkgs+=(python3 python3-torch)
+for a in "$@"; do
+  case "$a" in
+    --bench) pkgs+=(python3 python3-torch) ;;
+    --fuzz) pkgs+=(clang libclang-rt-14-dev libomp-dev) ;;
+    *) echo "install-deps.sh: unknown option '$a' (use --bench and/or --fuzz)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

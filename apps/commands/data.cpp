@@ -56,6 +56,8 @@ void setup_data(CLI::App& app) {
   bleu->add_flag("--lc", *lc, "case-insensitive (lowercase both sides)");
   bleu->add_flag("--remove-bpe", *rm_bpe, "remove '@@ ' continuation markers from both sides first");
   bleu->callback([hyp, ref, lc, rm_bpe] {
+    nl::data::require_file(*hyp, "--hyp file");
+    nl::data::require_file(*ref, "--ref file");
     auto h = nl::data::read_lines(*hyp);
     auto r = nl::data::read_lines(*ref);
     if (h.size() != r.size())

@@ -17,11 +17,14 @@ struct IdxImages {
   std::vector<uint8_t> pixels;  ///< count * rows * cols values in 0..255
 };
 
-/// Reads an idx3-ubyte file (.gz or plain). Validates the magic number (0x00000803), that no dim is 0,
-/// and that the (decompressed) length equals 16 + count·rows·cols bytes. Throws std::runtime_error
-/// starting with "IDX file '<path>': " that names the problem: missing file, bad gzip data, wrong magic
-/// (with the value found and what it would mean, e.g. a label file), "truncated: expected N bytes …,
-/// got M", or trailing bytes.
+/// Reads an idx3-ubyte file (.gz or plain). Streams the file: the magic number (0x00000803) and the dims
+/// are read and validated first (no dim 0; the product is formed overflow-safely and may not exceed
+/// 1 TiB), then exactly count·rows·cols data bytes are read in chunks, so memory grows only with bytes
+/// actually present and never beyond what the header announces (a gzip bomb cannot inflate further; at
+/// most 1 MiB of trailing bytes is counted). Throws std::runtime_error starting with "IDX file '<path>': "
+/// that names the problem: missing file, bad gzip data, wrong magic (with the value found and what it
+/// would mean, e.g. a label file), "corrupt header" (over 1 TiB announced), "truncated: expected N
+/// bytes …, got M", or trailing bytes.
 IdxImages read_idx_images(const std::filesystem::path& path);
 
 /// Reads an idx1-ubyte label file (.gz or plain; magic 0x00000801) and checks every label is in

@@ -76,8 +76,19 @@ MnistLikeSplits load_mnist_like(const fs::path& dir, const MnistLikeOptions& o) 
                              ". Fix: " + kHint);
   if (o.std <= 0) throw std::invalid_argument("load_mnist_like: std must be > 0");
 
+  int64_t img_rows = 0, img_cols = 0;  // size of the first file loaded (train), for the train/test check
   auto load = [&](const fs::path& ip, const fs::path& lp, const char* name) {
     IdxImages img = read_idx_images(ip);
+    const int64_t want_r = o.rows ? o.rows : img_rows, want_c = o.cols ? o.cols : img_cols;
+    if ((want_r && img.rows != want_r) || (want_c && img.cols != want_c))
+      throw std::runtime_error("data folder '" + dir.string() + "': " + ip.filename().string() + " holds " +
+                               std::to_string(img.rows) + "×" + std::to_string(img.cols) + " images but " +
+                               (o.rows || o.cols ? "the model expects " : "the training file holds ") +
+                               std::to_string(want_r) + "×" + std::to_string(want_c) +
+                               "; pass --data pointing to MNIST-format files of " + std::to_string(want_r) + "×" +
+                               std::to_string(want_c) + " images");
+    img_rows = img.rows;
+    img_cols = img.cols;
     std::vector<uint8_t> lab = read_idx_labels(lp, o.num_classes);
     if ((int64_t)lab.size() != img.count)
       throw std::runtime_error("data folder '" + dir.string() + "': " + ip.filename().string() + " holds " +

@@ -29,6 +29,8 @@ struct MnistLikeOptions {
   double mean = 0.1307;
   double std = 0.3081;
   int num_classes = 10;
+  int64_t rows = 28;  ///< required image height (MnistCnn's input); 0 accepts any (train and test must agree)
+  int64_t cols = 28;  ///< required image width; 0 accepts any
 };
 
 /// The three splits.
@@ -44,7 +46,8 @@ std::vector<std::string> mnist_like_files();
 /// Loads an MNIST-like folder into train (first N−valid_size of the training file), valid (last
 /// valid_size) and test. Throws std::runtime_error for a missing folder or file (listing the expected
 /// file names and suggesting "install the Debian package dataset-fashion-mnist or pass --data DIR"),
-/// any IDX error (see read_idx_images), image/label count mismatches, or valid_size out of range.
+/// any IDX error (see read_idx_images), images of another size than opts.rows × opts.cols (or, with 0,
+/// train and test images of different sizes), image/label count mismatches, or valid_size out of range.
 MnistLikeSplits load_mnist_like(const std::filesystem::path& dir, const MnistLikeOptions& opts = {});
 
 /// Permutation of 0..n-1 reproducible on every platform: Fisher–Yates driven by raw outputs of

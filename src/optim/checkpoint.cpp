@@ -33,8 +33,8 @@ const char* st_dtype(DType t) {
   }
 }
 
-[[noreturn]] void fail_at(const fs::path& path, const std::string& m) {
-  throw std::runtime_error("checkpoint '" + path.string() + "': " + m);
+[[noreturn]] void fail_at(const std::string& source, const std::string& m) {
+  throw std::runtime_error("checkpoint '" + source + "': " + m);
 }
 
 std::string sys_err(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -116,12 +116,17 @@ void save_checkpoint(const fs::path& path, const TensorMap& tensors, const json&
 }
 
 Checkpoint load_checkpoint(const fs::path& path) {
-  auto fail = [&](const std::string& m) { fail_at(path, m); };
+  auto fail = [&](const std::string& m) { fail_at(path.string(), m); };
   if (fs::is_directory(path)) fail("is a directory, expected a checkpoint file");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(std::string("cannot open: ") + (fs::exists(path) ? std::strerror(errno) : "no such file"));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (f.bad()) fail("read error");
+  return read_checkpoint_bytes(bytes, path.string());
+}
+
+Checkpoint read_checkpoint_bytes(std::string_view bytes, const std::string& source) {
+  auto fail = [&](const std::string& m) { fail_at(source, m); };
   const uint64_t size = bytes.size();
   if (size < 8)
     fail("file is " + std::to_string(size) + " bytes, too short for the 8-byte header length (truncated or empty file)");
@@ -139,8 +144,8 @@ Checkpoint load_checkpoint(const fs::path& path) {
 
   json header;
   try {
-    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + (std::ptrdiff_t)hlen);
-  } catch (const json::parse_error& e) {
+    header = json::parse(bytes.substr(8, hlen));
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     fail(std::string("header is not valid JSON (") + e.what() + ")");
   }
   if (!header.is_object()) fail("header is not a JSON object");
@@ -187,6 +192,8 @@ Checkpoint load_checkpoint(const fs::path& path) {
     for (const auto& d : v["shape"]) {
       if (!d.is_number_unsigned()) fail(tn + "shape " + v["shape"].dump() + " must hold non-negative integers");
       const uint64_t x = d.get<uint64_t>();
+      if (x > (uint64_t)std::numeric_limits<int64_t>::max())
+        fail(tn + "shape " + v["shape"].dump() + " has a dimension above 2^63 - 1");
       if (x != 0 && numel > std::numeric_limits<uint64_t>::max() / 16 / x) overflow = true;
       numel *= x;
       shape.push_back((int64_t)x);
@@ -223,7 +230,7 @@ Checkpoint load_checkpoint(const fs::path& path) {
   if (auto it = ck.metadata.find(kCheckpointMetaKey); it != ck.metadata.end()) {
     try {
       ck.meta = json::parse(it->second);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
       fail(std::string("metadata entry '") + kCheckpointMetaKey + "' is not valid JSON (" + e.what() + ")");
     }
   }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,10 @@ void save_checkpoint(const std::filesystem::path& path, const TensorMap& tensors
 /// being strings and the "normlab" entry being valid JSON. Throws std::runtime_error whose message
 /// starts with "checkpoint '<path>': " and names the problem (e.g. "truncated", the tensor name).
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+/// Same as load_checkpoint, on the file's bytes already in memory (`source` names them in errors:
+/// "checkpoint '<source>': ..."). Used by load_checkpoint and by the fuzz target.
+Checkpoint read_checkpoint_bytes(std::string_view bytes, const std::string& source);
 
 /// Element-wise mean of tensor maps with identical keys, shapes and dtypes (fairseq's
 /// scripts/average_checkpoints.py): float tensors are summed in double and divided by the count,

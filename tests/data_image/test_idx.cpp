@@ -199,3 +199,59 @@ TEST_CASE("idx: missing folder or files name the expected files and the fix", "[
   write_gz(d.path / "t10k-labels-idx1-ubyte.gz", idx1({0, 1}));
   CHECK_THAT(error_of([&] { load_mnist_like(d.path); }), Contains("holds 10 images but train-labels-idx1-ubyte.gz holds 9 labels"));
 }
+
+TEST_CASE("idx: dims whose product overflows 64 bits are a corrupt header, not an empty file", "[data][idx][fuzz]") {
+  TempDir d;
+  const fs::path p = d.path / "wrap-idx3-ubyte";
+  // 2^20 · 2^20 · 2^24 = 2^64 wraps to 0 in uint64: a 16-byte file must not "load".
+  write_plain(p, be32(0x803) + be32(1u << 20) + be32(1u << 20) + be32(1u << 24));
+  CHECK_THAT(error_of([&] { read_idx_images(p); }), Contains("corrupt header") && Contains("1048576×1048576×16777216"));
+  // Just under the 1 TiB cap the product is exact and the file is reported as truncated.
+  write_plain(p, be32(0x803) + be32(1u << 20) + be32(1u << 10) + be32(1u << 10));
+  CHECK_THAT(error_of([&] { read_idx_images(p); }), Contains("truncated: expected 1099511627792 bytes") && Contains("got 16"));
+}
+
+TEST_CASE("idx: the header is checked before the gzip stream is inflated", "[data][idx][fuzz]") {
+  TempDir d;
+  const fs::path g = d.path / "bad-idx3-ubyte.gz";
+  // A wrong magic number followed by 4 MiB of incompressible bytes whose compressed form is corrupted
+  // near its end: reading the header first reports the magic number, not the far-away gzip damage.
+  std::string s = "\x89PNG";
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < (4 << 20); ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    s += char(x & 0xff);
+  }
+  write_gz(g, s);
+  std::string gz = slurp(g);
+  for (size_t i = gz.size() - 4096; i < gz.size() - 2048; ++i) gz[i] = char(gz[i] ^ 0x5a);
+  write_plain(g, gz);
+  CHECK_THAT(error_of([&] { read_idx_images(g); }), Contains("wrong magic number 0x89504e47"));
+}
+
+TEST_CASE("idx: a gzip bomb is read no further than the header announces", "[data][idx][fuzz]") {
+  TempDir d;
+  const fs::path g = d.path / "bomb-idx3-ubyte.gz";
+  // Header for one 2×2 image, then 8 MiB of zeros (8 KiB compressed): the reader stops counting trailing
+  // bytes after 1 MiB instead of inflating (and holding) all of them.
+  write_gz(g, be32(0x803) + be32(1) + be32(2) + be32(2) + "abcd" + std::string(8u << 20, '\0'));
+  CHECK(fs::file_size(g) < (64u << 10));
+  CHECK_THAT(error_of([&] { read_idx_images(g); }),
+             Contains("over 1048576 unexpected trailing bytes after the 1×2×2 data") && Contains("expected 20 bytes"));
+}
+
+TEST_CASE("idx: images of the wrong size name the size found and the size expected", "[data][idx]") {
+  TempDir d;
+  write_gz(d.path / "train-images-idx3-ubyte.gz", idx3(10, 32, 32));
+  write_gz(d.path / "train-labels-idx1-ubyte.gz", idx1({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  write_gz(d.path / "t10k-images-idx3-ubyte.gz", idx3(2, 28, 28));
+  write_gz(d.path / "t10k-labels-idx1-ubyte.gz", idx1({0, 1}));
+  CHECK_THAT(error_of([&] { load_mnist_like(d.path, MnistLikeOptions{.valid_size = 2}); }),
+             Contains("train-images-idx3-ubyte.gz holds 32×32 images but the model expects 28×28"));
+  // With any size allowed, train and test must still agree.
+  MnistLikeOptions any{.valid_size = 2, .rows = 0, .cols = 0};
+  CHECK_THAT(error_of([&] { load_mnist_like(d.path, any); }),
+             Contains("t10k-images-idx3-ubyte.gz holds 28×28 images but the training file holds 32×32"));
+  write_gz(d.path / "t10k-images-idx3-ubyte.gz", idx3(2, 32, 32));
+  CHECK(load_mnist_like(d.path, any).test.images.shape() == Shape{2, 1, 32, 32});
+}

@@ -107,3 +107,79 @@ TEST_CASE("normlab data prepare multi30k: spm model + dict + binaries decode bac
   // pieces unseen in train map to <unk>, so allow a few sentences that do not decode exactly
   CHECK(exact >= 1000);
 }
+
+namespace {
+// Leftover staging folders (".<name>.partial-<pid>") in `dir`.
+int partial_folders(const std::filesystem::path& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    n += e.path().filename().string().find(".partial-") != std::string::npos;
+  return n;
+}
+// A tiny SST-5 folder in the "LABEL ||| sentence" format; `test_line` is the test split's only line.
+void write_sst5(const nltest::TempDir& t, const std::string& test_line) {
+  std::filesystem::create_directories(t.path / "sst");
+  t.write("sst/train.sentences.txt", "3 ||| a good film\n1 ||| a bad film\n");
+  t.write("sst/dev.sentences.txt", "4 ||| good\n");
+  t.write("sst/test.sentences.txt", test_line);
+}
+}  // namespace
+
+TEST_CASE("normlab data prepare: a failure leaves no new or partial --out folder", "[data][prepare][errors]") {
+  nltest::TempDir t("prep_clean");
+  // Missing input: neither --out nor its missing parents may be left behind.
+  CHECK(run("data prepare sst5 --data '" + t.path.string() + "' --out '" + (t.path / "a" / "b" / "out").string() + "'",
+            t.path / "log") == 1);
+  CHECK_FALSE(std::filesystem::exists(t.path / "a"));
+  CHECK(partial_folders(t.path) == 0);
+  // A malformed split (label 9 of 5 classes) after two good ones: no folder, no partial files.
+  write_sst5(t, "9 ||| bad label\n");
+  const auto out = t.path / "out";
+  CHECK(run("data prepare sst5 --data '" + (t.path / "sst").string() + "' --out '" + out.string() + "'", t.path / "log") == 1);
+  CHECK(slurp(t.path / "log").find("label 9 outside [0, 5)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK(partial_folders(t.path) == 0);
+  // An existing --out keeps its content on failure, and gains the prepared files on success.
+  std::filesystem::create_directories(out);
+  t.write("out/notes.txt", "mine");
+  CHECK(run("data prepare sst5 --data '" + (t.path / "sst").string() + "' --out '" + out.string() + "'", t.path / "log") == 1);
+  CHECK(std::filesystem::directory_iterator(out)->path().filename() == "notes.txt");
+  CHECK(std::distance(std::filesystem::directory_iterator(out), std::filesystem::directory_iterator()) == 1);
+  write_sst5(t, "2 ||| fine\n");
+  REQUIRE(run("data prepare sst5 --data '" + (t.path / "sst").string() + "' --out '" + out.string() + "'", t.path / "log") == 0);
+  CHECK(slurp(out / "notes.txt") == "mine");
+  CHECK(nl::data::TokenDataset(out / "train.input.bin").size() == 2);
+  CHECK(std::filesystem::exists(out / "summary.json"));
+  CHECK(partial_folders(t.path) == 0);
+}
+
+TEST_CASE("normlab data bleu: errors point to its own options", "[data][bleu][errors]") {
+  nltest::TempDir t("bleu_err");
+  const auto ref = t.write("ref.txt", "a b c\n");
+  CHECK(run("data bleu --hyp '" + (t.path / "nope.txt").string() + "' --ref '" + ref.string() + "'", t.path / "log") == 1);
+  std::string m = slurp(t.path / "log");
+  CHECK(m.find("nope.txt: --hyp file not found") != std::string::npos);
+  CHECK(m.find("--data") == std::string::npos);
+  const auto bad = t.write("latin.txt", "caf\xE9\n");
+  CHECK(run("data bleu --hyp '" + bad.string() + "' --ref '" + ref.string() + "'", t.path / "log") == 1);
+  m = slurp(t.path / "log");
+  CHECK(m.find("latin.txt:1: invalid UTF-8 byte 0xE9") != std::string::npos);
+  CHECK(m.find("iconv -f latin1 -t utf-8") != std::string::npos);
+  CHECK(m.find("encoding option") == std::string::npos);  // `data bleu` has no such option
+}
+
+TEST_CASE("normlab data prepare: a too small SentencePiece vocabulary names --vocab-size and the minimum",
+          "[data][prepare][spm][errors]") {
+  nltest::TempDir t("prep_spm");
+  std::filesystem::create_directories(t.path / "iw");
+  for (const char* f : {"iw/tst2012.en", "iw/tst2012.vi", "iw/tst2013.en", "iw/tst2013.vi"})
+    t.write(f, "a small sentence\nanother one here\n");
+  const auto out = t.path / "o";
+  CHECK(run("data prepare iwslt15 --data '" + (t.path / "iw").string() + "' --out '" + out.string() +
+                "' --subword bpe --vocab-size 20",
+            t.path / "log") == 1);
+  const std::string m = slurp(t.path / "log");
+  CHECK(m.find("--vocab-size 20 is too small") != std::string::npos);
+  CHECK(m.find("try a larger --vocab-size") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+}

@@ -235,3 +235,35 @@ TEST_CASE("checkpoint: averaging checkpoints (fairseq average_checkpoints)", "[c
                     Contains("int64 tensor 'n' differs"));
   CHECK_THROWS_WITH(average_checkpoints(paths, "encoder."), Contains("has no tensor whose name starts with 'encoder.'"));
 }
+
+TEST_CASE("checkpoint: a shape dimension above 2^63 - 1 is rejected even when another dimension is 0",
+          "[checkpoint][fuzz]") {
+  TempDir d;
+  // numel is 0, so the byte count matches the empty span; the huge dim must not reach Tensor as -1.
+  write_raw(d.path / "c.st", R"({"t":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})", 0);
+  CHECK_THROWS_WITH(load_checkpoint(d.path / "c.st"),
+                    Contains("tensor 't': shape [0,18446744073709551615] has a dimension above 2^63 - 1"));
+}
+
+TEST_CASE("checkpoint: read_checkpoint_bytes reads the same bytes from memory", "[checkpoint]") {
+  TempDir d;
+  TensorMap t;
+  t["model.w"] = Tensor::from_vector<float>({1.5f, -2.0f}, {2});
+  save_checkpoint(d.path / "a.st", t, json{{"step", 4}});
+  Checkpoint ck = read_checkpoint_bytes(slurp(d.path / "a.st"), "in-memory");
+  CHECK(ck.tensors.at("model.w").to_vector<float>() == std::vector<float>{1.5f, -2.0f});
+  CHECK(ck.meta["step"] == 4);
+  CHECK_THROWS_WITH(read_checkpoint_bytes(std::string("\x05\0\0\0\0\0\0\0{}", 10), "in-memory"),
+                    Contains("checkpoint 'in-memory': header length 5 exceeds"));
+}
+
+TEST_CASE("checkpoint: a JSON number out of double range is a clear header error", "[checkpoint][fuzz]") {
+  TempDir d;
+  // Found by fuzz_checkpoint: nlohmann::json throws out_of_range (406), not parse_error, for 1e400, and it
+  // escaped load_checkpoint as an undocumented exception type.
+  write_raw(d.path / "c.st", R"({"t":{"dtype":"F32","shape":[1e400],"data_offsets":[0,0]}})", 0);
+  CHECK_THROWS_AS(load_checkpoint(d.path / "c.st"), std::runtime_error);
+  CHECK_THROWS_WITH(load_checkpoint(d.path / "c.st"), Contains("header is not valid JSON") && Contains("number overflow"));
+  write_raw(d.path / "m.st", R"({"__metadata__":{"normlab":"[1e400]"}})", 0);
+  CHECK_THROWS_WITH(load_checkpoint(d.path / "m.st"), Contains("metadata entry 'normlab' is not valid JSON"));
+}

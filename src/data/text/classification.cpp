@@ -1,6 +1,7 @@
 #include "data/text/classification.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include "data/text/shuffle.h"
@@ -17,8 +18,8 @@ int32_t parse_label(std::string_view s, int num_classes, const std::string& file
   std::string t = normalize_whitespace(s);
   if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos)
     fail(file, line, "label \"" + t + "\" is not a non-negative integer");
-  long v = std::stol(t);
-  if (v >= num_classes)
+  long v = 0;
+  if (std::from_chars(t.data(), t.data() + t.size(), v).ec != std::errc() || v >= num_classes)
     fail(file, line, "label " + t + " outside [0, " + std::to_string(num_classes) + ")");
   return static_cast<int32_t>(v);
 }
@@ -62,7 +63,10 @@ SstTree parse_sst_tree(std::string_view s) {
       if (label.empty() || label.find_first_not_of("0123456789") != std::string_view::npos)
         throw std::invalid_argument("node label \"" + std::string(label) + "\" is not an integer at column " +
                                     std::to_string(i + 1));
-      if (depth == 1 && t.label < 0) t.label = std::stoi(std::string(label));
+      if (depth == 1 && t.label < 0 &&
+          std::from_chars(label.data(), label.data() + label.size(), t.label).ec != std::errc())
+        throw std::invalid_argument("node label " + std::string(label) + " is too large at column " +
+                                    std::to_string(i + 1));
       i = j;
     } else if (s[i] == ')') {
       if (--depth < 0) throw std::invalid_argument("unbalanced ')' at column " + std::to_string(i + 1));

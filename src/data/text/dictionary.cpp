@@ -1,6 +1,7 @@
 #include "data/text/dictionary.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
@@ -147,9 +148,12 @@ Dictionary Dictionary::load(const std::filesystem::path& path) {
       cnt = sym.substr(sp2 + 1);
       sym = sym.substr(0, sp2);
     }
-    char* end = nullptr;
-    long long c = std::strtoll(cnt.c_str(), &end, 10);
-    if (cnt.empty() || *end != '\0')
+    int64_t c = 0;
+    const auto parsed = std::from_chars(cnt.data(), cnt.data() + cnt.size(), c);
+    if (parsed.ec == std::errc::result_out_of_range)
+      throw std::runtime_error(path.string() + ":" + std::to_string(r.line_number()) + ": count \"" + cnt +
+                               "\" is out of the 64-bit integer range");
+    if (cnt.empty() || parsed.ec != std::errc() || parsed.ptr != cnt.data() + cnt.size())
       throw std::runtime_error(path.string() + ":" + std::to_string(r.line_number()) + ": count \"" + cnt +
                                "\" is not an integer (expected \"<symbol> <count>\")");
     if (d.contains(sym) && flag.empty())

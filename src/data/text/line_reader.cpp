@@ -11,8 +11,7 @@ namespace nl::data {
 void require_file(const std::filesystem::path& path, const std::string& what) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    throw std::runtime_error(path.string() + ": " + what +
-                             " not found; check the path (e.g. --data points at the data set's folder)");
+    throw std::runtime_error(path.string() + ": " + what + " not found; check the path");
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::runtime_error(path.string() + ": " + what + " is not a regular file; pass the file itself");
 }

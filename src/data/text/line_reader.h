@@ -18,7 +18,8 @@ struct ReadOptions {
   bool validate_utf8 = true;           ///< Utf8: throw on invalid bytes (naming file and line)
 };
 
-/// Throws std::runtime_error("<file>: not found ...") when `path` does not exist or is not a regular file.
+/// Throws std::runtime_error("<file>: <what> not found; check the path") when `path` does not exist, or
+/// "... is not a regular file" (callers that know which option gave the path pass it in `what`).
 void require_file(const std::filesystem::path& path, const std::string& what = "input file");
 
 /// Streams the lines of one file. A line never contains its '\n' (nor a trailing '\r').

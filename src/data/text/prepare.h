@@ -14,7 +14,7 @@ namespace nl::data {
 /// Options of `normlab data prepare` (each task uses the ones that apply; docs/data.md lists them).
 struct PrepareOptions {
   std::filesystem::path data_dir;  ///< the data set's folder (e.g. .../shared/data/multi30k)
-  std::filesystem::path out_dir;   ///< created if missing
+  std::filesystem::path out_dir;   ///< created if missing (see prepare_task)
   std::string direction;           ///< MT: "src-tgt", e.g. "en-de" (empty = task default)
   std::string subword;             ///< MT: "bpe", "unigram" (SentencePiece) or "none" (empty = task default)
   int vocab_size = 8000;           ///< SentencePiece vocabulary size
@@ -31,7 +31,9 @@ struct PrepareOptions {
 /// Names of the supported tasks.
 std::vector<std::string> prepare_task_names();
 
-/// Runs one task and returns its summary (also written to out_dir/summary.json). Throws
+/// Runs one task and returns its summary (also written to out_dir/summary.json). The task writes into a
+/// hidden folder beside out_dir whose files are moved into out_dir (created if missing; same-named files
+/// replaced) only when the task succeeds, so a failure leaves no new or partial folder or file. Throws
 /// std::runtime_error naming the missing or malformed file and the fix, or an unknown task/option.
 nlohmann::json prepare_task(const std::string& task, const PrepareOptions& opts);
 
@@ -40,6 +42,10 @@ nlohmann::json prepare_mt(const std::string& task, const PrepareOptions& opts);
 nlohmann::json prepare_classification(const std::string& task, const PrepareOptions& opts);
 nlohmann::json prepare_lm(const std::string& task, const PrepareOptions& opts);
 nlohmann::json prepare_conllu(const std::string& task, const PrepareOptions& opts);
+
+/// Returns `p` if it exists, else throws std::runtime_error naming it and saying that --data must be the
+/// data set's folder containing it.
+std::filesystem::path require_data_file(const std::filesystem::path& p);
 
 /// Writes `seqs` to out_dir/file and returns summarize_sequences(name, file, ...).
 nlohmann::json write_split(const PrepareOptions& opts, const std::string& name, const std::string& file,

@@ -61,7 +61,7 @@ nlohmann::json prepare_mt(const std::string& task, const PrepareOptions& o) {
   // Read every split once (checks alignment and UTF-8, strips BOMs).
   std::vector<ParallelCorpus> corpora;
   for (const auto& sp : spec.splits) {
-    ParallelCorpus c = read_parallel(sp.l1, sp.l2);
+    ParallelCorpus c = read_parallel(require_data_file(sp.l1), require_data_file(sp.l2));
     if (src != spec.l1) std::swap(c.source, c.target);
     corpora.push_back(std::move(c));
   }

@@ -35,12 +35,6 @@ void write_labelled(const PrepareOptions& o, nlohmann::json& summary, const std:
   summary["label_counts"][split] = hist;
 }
 
-std::filesystem::path need(const std::filesystem::path& p) {
-  if (!std::filesystem::exists(p))
-    throw std::runtime_error(p.string() + ": not found; --data must be the data set's folder containing " +
-                             p.filename().string());
-  return p;
-}
 }  // namespace
 
 nlohmann::json prepare_classification(const std::string& task, const PrepareOptions& o) {
@@ -54,8 +48,8 @@ nlohmann::json prepare_classification(const std::string& task, const PrepareOpti
       throw std::runtime_error("--format " + o.format + ": sst5 accepts sentences (LABEL ||| text) or trees");
     for (const char* s : {"train", "dev", "test"}) {
       std::string name = std::string(s) == "dev" ? "valid" : s;
-      auto data = o.format == "trees" ? read_sst_tree_file(need(o.data_dir / (std::string(s) + ".txt")), 5)
-                                      : read_label_sentence_file(need(o.data_dir / (std::string(s) + ".sentences.txt")), 5);
+      auto data = o.format == "trees" ? read_sst_tree_file(require_data_file(o.data_dir / (std::string(s) + ".txt")), 5)
+                                      : read_label_sentence_file(require_data_file(o.data_dir / (std::string(s) + ".sentences.txt")), 5);
       splits.emplace_back(name, std::move(data));
     }
     summary["format"] = o.format;
@@ -65,7 +59,7 @@ nlohmann::json prepare_classification(const std::string& task, const PrepareOpti
     if (o.copy != "kim" && o.copy != "nltk") throw std::runtime_error("--copy " + o.copy + ": use kim or nltk");
     bool kim = o.copy == "kim";
     auto dir = kim ? o.data_dir : o.data_dir / "utf8";
-    auto all = read_rt_polarity(need(dir / "rt-polarity.pos"), need(dir / "rt-polarity.neg"), kim);
+    auto all = read_rt_polarity(require_data_file(dir / "rt-polarity.pos"), require_data_file(dir / "rt-polarity.neg"), kim);
     auto ids = random_split(static_cast<int64_t>(all.size()), kRtTrain, kRtValid, kRtTest, o.seed);
     auto subset = [&](const std::vector<int64_t>& v) {
       LabelledSentences s;
@@ -102,9 +96,9 @@ nlohmann::json prepare_lm(const std::string& task, const PrepareOptions& o) {
   summary["splits"] = nlohmann::json::array();
   if (task == "ptb-lm") {
     std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> splits;
-    splits.emplace_back("train", read_word_corpus(need(o.data_dir / "ptb.train.txt.gz")));
-    splits.emplace_back("valid", read_word_corpus(need(o.data_dir / "ptb.valid.txt")));
-    splits.emplace_back("test", read_word_corpus(need(o.data_dir / "ptb.test.txt")));
+    splits.emplace_back("train", read_word_corpus(require_data_file(o.data_dir / "ptb.train.txt.gz")));
+    splits.emplace_back("valid", read_word_corpus(require_data_file(o.data_dir / "ptb.valid.txt")));
+    splits.emplace_back("test", read_word_corpus(require_data_file(o.data_dir / "ptb.test.txt")));
     Dictionary dict;
     for (const auto& l : splits[0].second)
       for (const auto& w : l) dict.add_symbol(w);
@@ -120,7 +114,7 @@ nlohmann::json prepare_lm(const std::string& task, const PrepareOptions& o) {
     summary["notes"] = {"one sequence per line with </s> appended (= PTB's <eos>); the LM stream is the concatenation",
                         "PTB's own <unk> token maps to fairseq <unk> (id 3), so unk % is PTB's rare-word rate"};
   } else {  // tinyshakespeare
-    auto chars = read_char_corpus(need(o.data_dir / "input.txt"));
+    auto chars = read_char_corpus(require_data_file(o.data_dir / "input.txt"));
     auto sp = contiguous_split(static_cast<int64_t>(chars.size()), 900, 50);
     Dictionary dict;
     for (int64_t i = 0; i < sp.train_end; ++i) dict.add_symbol(char_symbol(chars[static_cast<std::size_t>(i)]));
@@ -149,13 +143,13 @@ nlohmann::json prepare_conllu(const std::string& task, const PrepareOptions& o) 
   std::vector<std::pair<std::string, std::vector<ConlluSentence>>> splits;
   std::vector<std::string> fields{"word", "upos", "xpos", "deprel"};
   if (task == "ud-ewt") {
-    splits.emplace_back("train", read_conllu(need(o.data_dir / "en_ewt-ud-train.conllu.gz")));
-    splits.emplace_back("valid", read_conllu(need(o.data_dir / "en_ewt-ud-dev.conllu")));
-    splits.emplace_back("test", read_conllu(need(o.data_dir / "en_ewt-ud-test.conllu")));
+    splits.emplace_back("train", read_conllu(require_data_file(o.data_dir / "en_ewt-ud-train.conllu.gz")));
+    splits.emplace_back("valid", read_conllu(require_data_file(o.data_dir / "en_ewt-ud-dev.conllu")));
+    splits.emplace_back("test", read_conllu(require_data_file(o.data_dir / "en_ewt-ud-test.conllu")));
   } else {  // ptb-dep: NLTK's WSJ sample, split by file number
     fields = {"word", "xpos"};
     splits = {{"train", {}}, {"valid", {}}, {"test", {}}};
-    auto members = read_zip(need(o.data_dir / "dependency_treebank.zip"));
+    auto members = read_zip(require_data_file(o.data_dir / "dependency_treebank.zip"));
     std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     int files = 0;
     for (const auto& m : members) {

@@ -4,6 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <fstream>
+#include <regex>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -28,6 +29,21 @@ class VectorIterator : public sentencepiece::SentenceIterator {
   const std::vector<std::string>& v_;
   std::size_t i_ = 0;
 };
+
+// The fix for spm's two vocabulary-size errors, as " (…)"; "" for other errors.
+//   "Vocabulary size is smaller than required_chars. A vs B." -> the size must be at least B;
+//   "Vocabulary size too high (A). Please set it to a value <= B." -> at most B.
+std::string vocab_hint(const std::string& msg) {
+  std::smatch m;
+  if (std::regex_search(msg, m, std::regex(R"(smaller than required_chars\. (\d+) vs (\d+))")))
+    return " (--vocab-size " + m[1].str() + " is too small: this text needs at least " + m[2].str() +
+           " pieces for its characters, byte pieces and special symbols; try a larger --vocab-size, e.g. " +
+           m[2].str() + " or more)";
+  if (std::regex_search(msg, m, std::regex(R"(too high \((\d+)\)\. Please set it to a value <= (\d+))")))
+    return " (--vocab-size " + m[1].str() + " is too large for this text; try a smaller --vocab-size, at most " +
+           m[2].str() + ", or more training text)";
+  return "";
+}
 }  // namespace
 
 void train_sentencepiece(const std::vector<std::string>& sentences, const std::filesystem::path& model_path,
@@ -53,9 +69,7 @@ void train_sentencepiece(const std::vector<std::string>& sentences, const std::f
   VectorIterator it(sentences);
   std::string proto;
   auto st = sentencepiece::SentencePieceTrainer::Train(kw, &it, &proto);
-  if (!st.ok())
-    throw std::runtime_error("sentencepiece training failed: " + st.ToString() +
-                             " (try a smaller --vocab-size or more training text)");
+  if (!st.ok()) throw std::runtime_error("sentencepiece training failed: " + st.ToString() + vocab_hint(st.ToString()));
   std::ofstream f(model_path, std::ios::binary);
   if (!f) throw std::runtime_error(model_path.string() + ": cannot open for writing");
   f.write(proto.data(), static_cast<std::streamsize>(proto.size()));

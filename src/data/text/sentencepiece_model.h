@@ -26,7 +26,8 @@ struct SentencePieceOptions {
 
 /// Trains a model on `sentences` and writes it to `model_path` (spm's binary ModelProto, loadable by
 /// spm_encode and Python sentencepiece). Throws std::runtime_error with spm's message on failure
-/// (e.g. a vocab_size larger than the text allows: lower --vocab-size).
+/// with the fix when it is about the vocabulary size (spm's "smaller than required_chars. A vs B": the
+/// message says to raise --vocab-size to at least B; "too high": to lower it).
 void train_sentencepiece(const std::vector<std::string>& sentences, const std::filesystem::path& model_path,
                          const SentencePieceOptions& opts);
 

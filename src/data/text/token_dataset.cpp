@@ -85,7 +85,12 @@ TokenDataset::TokenDataset(const std::filesystem::path& path) : path_(path.strin
   std::memcpy(&t_, p + 24, 8);
   std::memcpy(&v_, p + 32, 8);
   if (n_ < 0 || t_ < 0) fail("negative counts in header");
-  std::size_t need = kHeader + static_cast<std::size_t>(n_ + 1) * 8 + static_cast<std::size_t>(t_) * 4;
+  // Bound both counts by the file size before any arithmetic on them (a corrupt header must not overflow).
+  const std::size_t body = map_size_ - kHeader;
+  if (static_cast<uint64_t>(n_) >= body / 8 || static_cast<uint64_t>(t_) > body / 4)
+    fail("header counts N = " + std::to_string(n_) + ", T = " + std::to_string(t_) + " do not fit in the file's " +
+         std::to_string(map_size_) + " bytes (truncated or corrupt)");
+  const std::size_t need = kHeader + static_cast<std::size_t>(n_ + 1) * 8 + static_cast<std::size_t>(t_) * 4;
   if (map_size_ != need)
     fail("size " + std::to_string(map_size_) + " bytes, header implies " + std::to_string(need) + " (truncated?)");
   offsets_ = reinterpret_cast<const int64_t*>(p + kHeader);

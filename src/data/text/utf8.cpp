@@ -38,8 +38,8 @@ void check_utf8(std::string_view s, const std::string& file, std::size_t line) {
   std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(s[pos])));
   throw std::runtime_error(file + ":" + std::to_string(line) + ": invalid UTF-8 byte " + byte +
                            " at column " + std::to_string(pos + 1) +
-                           "; convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8) or read it with "
-                           "the Latin-1 encoding option");
+                           "; convert the file to UTF-8 (for Latin-1 text: iconv -f latin1 -t utf-8 FILE > "
+                           "FILE.utf8)");
 }
 
 bool strip_utf8_bom(std::string& s) {

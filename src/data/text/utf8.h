@@ -16,7 +16,7 @@ std::size_t find_invalid_utf8(std::string_view s);
 inline bool is_valid_utf8(std::string_view s) { return find_invalid_utf8(s) == std::string_view::npos; }
 
 /// Throws std::runtime_error naming `file`, 1-based `line` and the byte column when `s` is not valid
-/// UTF-8, with the fix (convert the file, or read it as Latin-1).
+/// UTF-8, with the fix (convert the file to UTF-8, e.g. from Latin-1 with iconv).
 void check_utf8(std::string_view s, const std::string& file, std::size_t line);
 
 /// Removes a leading UTF-8 byte-order mark (EF BB BF); returns whether one was removed.

@@ -44,7 +44,7 @@ std::vector<ZipMember> read_zip(const std::filesystem::path& path) {
     const uint16_t flags = u16(buf, p + 8), method = u16(buf, p + 10);
     const uint32_t crc = u32(buf, p + 16), csize = u32(buf, p + 20), usize = u32(buf, p + 24);
     const uint16_t nlen = u16(buf, p + 28), xlen = u16(buf, p + 30), clen = u16(buf, p + 32);
-    const uint32_t local = u32(buf, p + 42);
+    const std::size_t local = u32(buf, p + 42);  // size_t: "local + 30" must not wrap in 32 bits
     std::string member = buf.substr(p + 46, nlen);
     p += 46u + nlen + xlen + clen;
     if (!member.empty() && member.back() == '/') continue;  // directory
@@ -57,6 +57,11 @@ std::vector<ZipMember> read_zip(const std::filesystem::path& path) {
     if (method == 0) {
       m.data = buf.substr(data, csize);
     } else if (method == 8) {
+      // Deflate expands at most 1032:1 (RFC 1951 maximum-length matches); a larger recorded size is corrupt
+      // and must not be allocated.
+      if (usize > 1032ull * csize + 1024)
+        fail("member " + member + " records " + std::to_string(usize) + " uncompressed bytes from only " +
+             std::to_string(csize) + " compressed ones (more than deflate can produce): corrupt archive");
       m.data.resize(usize);
       z_stream zs{};
       if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail("zlib inflateInit2 failed");
