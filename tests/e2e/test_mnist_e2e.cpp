@@ -4,6 +4,8 @@
 // tried fail with a clear error instead of silently changing the experiment.
 #include <catch2/catch.hpp>
 
+#include "cli_util.h"
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include "test_paths.h"
 
 namespace fs = std::filesystem;
+using nltest::run_cli;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -30,14 +33,6 @@ fs::path temp_dir(const std::string& name) {
   return p;
 }
 
-std::pair<int, std::string> run_cli(const std::string& args) {
-  std::string out = (fs::temp_directory_path() / ("normlab-cli-" + std::to_string(::getpid()) + ".txt")).string();
-  int rc = std::system((std::string(NORMLAB_BINARY) + " " + args + " > " + out + " 2>&1").c_str());
-  std::ifstream f(out);
-  std::string text((std::istreambuf_iterator<char>(f)), {});
-  fs::remove(out);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), text};
-}
 
 bool has_update(const fs::path& metrics, int64_t u) {
   std::ifstream f(metrics);

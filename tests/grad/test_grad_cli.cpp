@@ -1,24 +1,17 @@
 // The `normlab grad` commands fail cleanly (message, non-zero exit) on bad input.
 #include <catch2/catch.hpp>
 
+#include "cli_util.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
+using nltest::run_cli;
 using Catch::Matchers::Contains;
 
-namespace {
-std::pair<int, std::string> run_cli(const std::string& args) {
-  std::string out = (fs::temp_directory_path() / ("normlab-grad-cli-" + std::to_string(::getpid()) + ".txt")).string();
-  int rc = std::system((std::string(NORMLAB_BINARY) + " " + args + " > " + out + " 2>&1").c_str());
-  std::ifstream f(out);
-  std::string text((std::istreambuf_iterator<char>(f)), {});
-  fs::remove(out);
-  return {rc, text};
-}
-}  // namespace
 
 TEST_CASE("grad cli: explain runs, bad input exits non-zero with a clear message", "[grad][cli]") {
   auto [rc0, t0] = run_cli("grad explain --norm detachnorm --H 4");
