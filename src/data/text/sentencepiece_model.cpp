@@ -4,7 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <fstream>
-#include <regex>
+#include <cstdio>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -34,14 +34,16 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 //   "Vocabulary size is smaller than required_chars. A vs B." -> the size must be at least B;
 //   "Vocabulary size too high (A). Please set it to a value <= B." -> at most B.
 std::string vocab_hint(const std::string& msg) {
-  std::smatch m;
-  if (std::regex_search(msg, m, std::regex(R"(smaller than required_chars\. (\d+) vs (\d+))")))
-    return " (--vocab-size " + m[1].str() + " is too small: this text needs at least " + m[2].str() +
+  unsigned long a = 0, b = 0;
+  if (auto at = msg.find("smaller than required_chars. "); at != std::string::npos &&
+      std::sscanf(msg.c_str() + at, "smaller than required_chars. %lu vs %lu", &a, &b) == 2)
+    return " (--vocab-size " + std::to_string(a) + " is too small: this text needs at least " + std::to_string(b) +
            " pieces for its characters, byte pieces and special symbols; try a larger --vocab-size, e.g. " +
-           m[2].str() + " or more)";
-  if (std::regex_search(msg, m, std::regex(R"(too high \((\d+)\)\. Please set it to a value <= (\d+))")))
-    return " (--vocab-size " + m[1].str() + " is too large for this text; try a smaller --vocab-size, at most " +
-           m[2].str() + ", or more training text)";
+           std::to_string(b) + " or more)";
+  if (auto at = msg.find("too high ("); at != std::string::npos &&
+      std::sscanf(msg.c_str() + at, "too high (%lu). Please set it to a value <= %lu", &a, &b) == 2)
+    return " (--vocab-size " + std::to_string(a) + " is too large for this text; try a smaller --vocab-size, at most " +
+           std::to_string(b) + ", or more training text)";
   return "";
 }
 }  // namespace
