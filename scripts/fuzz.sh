@@ -54,7 +54,7 @@ for t in $targets; do
   mkdir -p "$corpus" "$art"
   limit=(-max_total_time="$seconds")
   [[ -n "$runs" ]] && limit=(-runs="$runs")
-  echo "== fuzz_$t (${runs:+$runs runs}${runs:-$seconds s})"
+  if [[ -n "$runs" ]]; then echo "== fuzz_$t ($runs runs)"; else echo "== fuzz_$t ($seconds s)"; fi
   if "$B/fuzz/fuzz_$t" "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$art" "$corpus" "$B/seeds/$t" >"$B/report/$t.log" 2>&1; then
     echo "   ok: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$B/report/$t.log" | tail -1)"
