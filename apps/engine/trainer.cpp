@@ -61,13 +61,6 @@ void truncate_lines(const fs::path& p, int64_t lines) {
   write_file_atomic(p, keep);
 }
 
-int64_t count_lines(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  int64_t n = 0;
-  std::string line;
-  while (std::getline(in, line)) ++n;
-  return n;
-}
 }  // namespace
 
 OptionSchema task_schema(const Task& task) {
@@ -199,7 +192,7 @@ void Trainer::save_last(const State& st, bool interval_copy) {
   meta["optimizer"] = opt_->save_state(t, "optimizer.");
   auto rng = nl::rng_state();
   meta["rng"] = {rng.first, rng.second};
-  meta["metrics_lines"] = log_ ? count_lines(log_->path()) : 0;
+  meta["metrics_lines"] = metrics_lines_;
   nl::save_checkpoint(out() / "checkpoint_last.safetensors", t, meta);
   if (!interval_copy) return;
   const std::string name = "checkpoint_" + std::to_string(st.epoch + 1) + "_" + std::to_string(st.updates) + ".safetensors";
@@ -234,6 +227,11 @@ void Trainer::save_best(const State& st, double epoch_pos) {
                            {task_.info().metric, st.best}, {"epoch", epoch_pos}, {"update", st.updates}});
 }
 
+void Trainer::write_metrics(const json& record) {
+  log_->write(record);
+  ++metrics_lines_;
+}
+
 void Trainer::validate(State& st, double epoch_pos) {
   if (st.last_valid_pos == epoch_pos) return;  // already validated at this point
   st.last_valid_pos = epoch_pos;
@@ -243,7 +241,7 @@ void Trainer::validate(State& st, double epoch_pos) {
   st.valid_curve.push_back({epoch_pos, v});
   json rec = {{"update", st.updates}, {"epoch", epoch_pos}};
   for (const auto& [k, x] : m) rec["valid_" + k] = x;
-  if (log_) log_->write(rec);
+  write_metrics(rec);
   const bool better = std::isnan(st.best) || (info.higher_is_better ? v > st.best : v < st.best);
   if (better && std::isfinite(v)) {
     st.best = v;
@@ -291,7 +289,8 @@ bool Trainer::try_resume(State& st) {
   }
   st = State::from_json(m["state"], file);
   nl::set_rng_state(m["rng"][0].get<uint64_t>(), m["rng"][1].get<uint64_t>());
-  truncate_lines(out() / "metrics.jsonl", m["metrics_lines"].get<int64_t>());
+  metrics_lines_ = m["metrics_lines"].get<int64_t>();
+  truncate_lines(out() / "metrics.jsonl", metrics_lines_);
   // The best weights; an unreadable checkpoint_best does not block the resume: its record is dropped
   // and the next validation writes a new one.
   const fs::path bestp = out() / "checkpoint_best.safetensors";
@@ -389,7 +388,7 @@ RunResult Trainer::run() {
     if (st.updates % log_every == 0) {
       const double mean = st.loss_acc / (double)st.loss_n;
       st.train_loss.push_back({st.updates, mean});
-      log_->write({{"update", st.updates}, {"epoch", (double)st.epoch + (double)st.next_batch / (double)n},
+      write_metrics({{"update", st.updates}, {"epoch", (double)st.epoch + (double)st.next_batch / (double)n},
                    {"train_loss", mean}, {"lr", lr}});
       st.loss_acc = 0;
       st.loss_n = 0;

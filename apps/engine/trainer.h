@@ -89,6 +89,7 @@ class Trainer {
   void save_best(const State& st, double epoch_pos);
   bool try_resume(State& st);
   void validate(State& st, double epoch_pos);
+  void write_metrics(const nlohmann::json& record);  ///< one metrics.jsonl line, counted
   std::filesystem::path out() const;
 
   Task& task_;
@@ -100,6 +101,7 @@ class Trainer {
   std::vector<nl::Variable> params_;
   nl::StateDict best_;  ///< best-validation weights (clones)
   std::unique_ptr<MetricsLog> log_;
+  int64_t metrics_lines_ = 0;  ///< lines in metrics.jsonl (what a checkpoint records for a resume)
   std::ostringstream quiet_sink_;  ///< where a --quiet run's progress goes (outlives progress_)
   std::unique_ptr<ProgressPrinter> progress_;
 };

@@ -57,7 +57,10 @@ class MnistTask : public Task {
                                "' not found: install the Debian package dataset-fashion-mnist "
                                "(apt-get install dataset-fashion-mnist) or pass --data DIR with the four "
                                "MNIST-format IDX files (e.g. ../shared/data/mnist)");
-    data_ = nl::load_mnist_like(dir);
+    if (dir != loaded_dir_) {  // a sweep (reproduce, grad probe) sets up once per run: read the files once
+      data_ = nl::load_mnist_like(dir);
+      loaded_dir_ = dir;
+    }
     std::string folder = std::filesystem::weakly_canonical(dir).filename().string();
     name_ = folder.find("fashion") != std::string::npos ? "fashion-mnist"
             : folder.find("mnist") != std::string::npos ? "mnist" : folder;
@@ -129,6 +132,7 @@ class MnistTask : public Task {
 
  private:
   nl::MnistLikeSplits data_;
+  std::string loaded_dir_;  ///< folder data_ was read from
   std::string name_;
   int64_t batch_size_ = 32;
   std::unique_ptr<nl::Batcher> train_;
