@@ -102,6 +102,27 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t
 /// Max pooling over kernel x kernel windows (stride defaults to kernel) on [N, C, H, W].
 Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0);
 
+// ---- attention ----
+/// Masks and options of scaled dot-product attention (Vaswani et al. 2017, Eq. 1). Mask conventions
+/// follow torch.nn.MultiheadAttention: a key is excluded where key_padding_mask != 0.
+struct AttentionOptions {
+  Tensor key_padding_mask;  ///< [B, Tk] (any dtype; != 0 = padding, gets no weight) or undefined
+  Tensor attn_mask;         ///< [Tq, Tk] float added to the scores (-inf blocks a pair) or undefined
+  bool causal = false;      ///< query i sees keys j <= i + (Tk - Tq) (the offset serves incremental decoding)
+  double dropout = 0.0;     ///< dropout probability on the attention weights, applied when `training`
+  bool training = false;
+  double scale = 0.0;       ///< score scale; 0 means 1/sqrt(d_head)
+};
+
+/// softmax(q k^T * scale + masks) v, per batch and head: q [B, H, Tq, dh], k [B, H, Tk, dh],
+/// v [B, H, Tk, dv] -> [B, H, Tq, dv]. A query whose keys are all masked gets a zero output (and zero
+/// gradient) instead of NaN. The fused kernel keeps no [B, H, Tq, Tk] tensor beyond what backward needs.
+/// Throws std::invalid_argument on rank or size mismatches (naming the shapes) or dropout outside [0, 1).
+Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
+/// The composite twin of attention() from primitive ops (matmul, masked_fill, softmax, dropout): same
+/// values and gradients when dropout is off; records the full weight matrix. For tests and teaching.
+Variable attention_composite(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
+
 /// Options of the fused LayerNorm-family op (see backends/backend.h NormKernelOpts).
 using LayerNormOptions = NormKernelOpts;
 /// Fused LayerNorm family over the last dim, no affine: y = (x - mu)/D with the closed-form backward of
