@@ -1,5 +1,6 @@
 #include "engine/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -61,6 +62,35 @@ void truncate_lines(const fs::path& p, int64_t lines) {
   write_file_atomic(p, keep);
 }
 
+
+// The number in a checkpoint file name: "checkpoint{E}.safetensors" (epoch files) or
+// "checkpoint_{E}_{U}.safetensors" (update files, numbered by U); -1 for any other file.
+int64_t checkpoint_number(const std::string& f, bool epoch_files) {
+  const std::string pre = "checkpoint", ext = ".safetensors";
+  if (f.size() <= pre.size() + ext.size() || f.rfind(pre, 0) != 0 || f.compare(f.size() - ext.size(), ext.size(), ext) != 0)
+    return -1;
+  std::string mid = f.substr(pre.size(), f.size() - pre.size() - ext.size());
+  if (!epoch_files) {
+    if (mid.empty() || mid[0] != '_') return -1;
+    auto us = mid.rfind('_');
+    if (us == 0) return -1;
+    mid = mid.substr(us + 1);
+  }
+  if (mid.empty() || mid.size() > 18 || mid.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(mid);
+}
+
+// Keeps the newest `keep` epoch or update checkpoints in `dir` (0: keep all).
+void prune_checkpoints(const fs::path& dir, int64_t keep, bool epoch_files) {
+  if (keep <= 0) return;
+  std::vector<std::pair<int64_t, fs::path>> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const int64_t n = checkpoint_number(e.path().filename().string(), epoch_files);
+    if (n >= 0) found.push_back({n, e.path()});
+  }
+  std::sort(found.rbegin(), found.rend());
+  for (size_t i = (size_t)keep; i < found.size(); ++i) fs::remove(found[i].second);
+}
 }  // namespace
 
 OptionSchema task_schema(const Task& task) {
@@ -197,23 +227,17 @@ void Trainer::save_last(const State& st, bool interval_copy) {
   if (!interval_copy) return;
   const std::string name = "checkpoint_" + std::to_string(st.epoch + 1) + "_" + std::to_string(st.updates) + ".safetensors";
   nl::save_checkpoint(out() / name, t, meta);
-  const int64_t keep = geti(settings_, "keep_last");
-  if (keep <= 0) return;
-  // Newest first by update number; delete the ones beyond `keep`.
-  std::vector<std::pair<int64_t, fs::path>> found;
-  for (const auto& e : fs::directory_iterator(out())) {
-    const std::string f = e.path().filename().string();
-    if (f.rfind("checkpoint_", 0) != 0 || e.path().extension() != ".safetensors") continue;
-    auto us = f.rfind('_');
-    auto dot = f.rfind('.');
-    if (f == "checkpoint_last.safetensors" || f == "checkpoint_best.safetensors" || us == std::string::npos) continue;
-    try {
-      found.push_back({std::stoll(f.substr(us + 1, dot - us - 1)), e.path()});
-    } catch (...) {
-    }
-  }
-  std::sort(found.rbegin(), found.rend());
-  for (size_t i = (size_t)keep; i < found.size(); ++i) fs::remove(found[i].second);
+  prune_checkpoints(out(), geti(settings_, "keep_last"), /*epoch_files=*/false);
+}
+
+void Trainer::save_epoch(int64_t epoch, int64_t updates) {
+  if (getb(settings_, "no_save")) return;
+  nl::TensorMap t;
+  for (auto& [k, v] : model_->state_dict()) t["model." + k] = v;
+  nl::save_checkpoint(out() / ("checkpoint" + std::to_string(epoch) + ".safetensors"), t,
+                      json{{"format", "normlab-model-v2"}, {"task", task_.info().name}, {"settings", settings_},
+                           {"epoch", epoch}, {"update", updates}});
+  prune_checkpoints(out(), geti(settings_, "keep_last_epochs"), /*epoch_files=*/true);
 }
 
 void Trainer::save_best(const State& st, double epoch_pos) {
@@ -405,6 +429,8 @@ RunResult Trainer::run() {
       st.next_batch = 0;
     }
     if (st.epoch >= max_epoch || hit_max) st.finished = true;
+    const int64_t save_ep = geti(s, "save_interval");
+    if (end_of_epoch && save_ep > 0 && st.epoch % save_ep == 0) save_epoch(st.epoch, st.updates);
     if (interval || end_of_epoch || st.finished) save_last(st, interval);
   }
   progress_->finish();

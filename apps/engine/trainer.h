@@ -87,6 +87,8 @@ class Trainer {
   struct State;
   void save_last(const State& st, bool interval_copy);
   void save_best(const State& st, double epoch_pos);
+  /// Model-only checkpoint{epoch}.safetensors (1-based epoch just finished; for averaging and generation).
+  void save_epoch(int64_t epoch, int64_t updates);
   bool try_resume(State& st);
   void validate(State& st, double epoch_pos);
   void write_metrics(const nlohmann::json& record);  ///< one metrics.jsonl line, counted

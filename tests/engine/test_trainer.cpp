@@ -86,6 +86,26 @@ TEST_CASE("trainer: interval checkpoints and --keep-last", "[engine]") {
   fs::remove_all(out);
 }
 
+TEST_CASE("trainer: epoch checkpoints and --keep-last-epochs", "[engine]") {
+  fs::path out = tmp("epochs");
+  train({{"out", out.string()}, {"max_epoch", 4}, {"save_interval", 1}, {"keep_last_epochs", 2}});
+  CHECK_FALSE(fs::exists(out / "checkpoint1.safetensors"));
+  CHECK_FALSE(fs::exists(out / "checkpoint2.safetensors"));
+  REQUIRE(fs::exists(out / "checkpoint3.safetensors"));
+  REQUIRE(fs::exists(out / "checkpoint4.safetensors"));
+  // Model-only, named after the finished epoch, holding that epoch's final weights.
+  nl::Checkpoint c = nl::load_checkpoint(out / "checkpoint4.safetensors");
+  CHECK(c.meta.at("epoch") == 4);
+  CHECK(c.meta.at("update") == 32);
+  for (const auto& [k, v] : c.tensors) CHECK(k.rfind("model.", 0) == 0);
+  auto last = tensors(out / "checkpoint_last.safetensors");
+  for (const auto& [k, v] : c.tensors) CHECK(nl::sum(nl::abs(nl::sub(v, last.at(k)))).item() == 0.0);
+  fs::remove_all(out);
+  train({{"out", out.string()}, {"max_epoch", 2}, {"save_interval", 0}});
+  CHECK_FALSE(fs::exists(out / "checkpoint1.safetensors"));
+  fs::remove_all(out);
+}
+
 TEST_CASE("trainer: a run killed after any update resumes bit-identical", "[engine][resume]") {
   fs::path full = tmp("full"), part = tmp("part");
   train({{"out", full.string()}, {"max_epoch", 3}, {"save_interval_updates", 1}});
