@@ -1,6 +1,8 @@
 #pragma once
-// Umbrella header for src/nn: modules, layers, init and the normalisation layers.
+// Umbrella header for src/nn: modules, layers, init, the normalisation layers,
+// attention and the Transformer.
 #include "nn/activation.h"
+#include "nn/attention.h"
 #include "nn/conv2d.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
@@ -13,3 +15,5 @@
 #include "nn/norm/no_norm.h"
 #include "nn/pooling.h"
 #include "nn/sequential.h"
+#include "nn/transformer/positions.h"
+#include "nn/transformer/transformer.h"
