@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "common/command_registry.h"
 #include "data/metrics/bleu.h"
@@ -48,26 +49,50 @@ void setup_data(CLI::App& app) {
   });
 
   // ---- data bleu ----
-  auto hyp = std::make_shared<std::string>(), ref = std::make_shared<std::string>();
+  auto hyp = std::make_shared<std::string>();
+  auto refs = std::make_shared<std::vector<std::string>>();
+  auto tok = std::make_shared<std::string>("13a"), smooth = std::make_shared<std::string>("exp");
   auto lc = std::make_shared<bool>(false), rm_bpe = std::make_shared<bool>(false);
-  auto* bleu = data->add_subcommand("bleu", "Corpus BLEU-4 of tokenized hypotheses against one reference per line");
+  auto* bleu = data->add_subcommand(
+      "bleu", "Corpus BLEU-4 as sacreBLEU computes it; prints the score and sacreBLEU's signature");
   bleu->add_option("--hyp", *hyp, "hypothesis file, one sentence per line")->required();
-  bleu->add_option("--ref", *ref, "reference file, same number of lines")->required();
+  bleu->add_option("--ref", *refs, "reference file(s), each with one line per hypothesis line")->required();
+  bleu->add_option("--tokenize", *tok,
+                   "13a: mteval-v13a tokenization of raw (detokenized) text, sacreBLEU's default; none: split on "
+                   "whitespace only, for text that is already tokenized, e.g. fairseq's IWSLT14 BPE files (with "
+                   "--remove-bpe) are scored with none, as the papers report")
+      ->check(CLI::IsMember({"13a", "none"}))
+      ->capture_default_str();
+  bleu->add_option("--smooth", *smooth,
+                   "exp: an n-gram order without matches gets precision 100/(2^k * total), sacreBLEU's default; "
+                   "none: BLEU is 0 then, as multi-bleu.perl")
+      ->check(CLI::IsMember({"exp", "none"}))
+      ->capture_default_str();
   bleu->add_flag("--lc", *lc, "case-insensitive (lowercase both sides)");
   bleu->add_flag("--remove-bpe", *rm_bpe, "remove '@@ ' continuation markers from both sides first");
-  bleu->callback([hyp, ref, lc, rm_bpe] {
+  bleu->callback([hyp, refs, tok, smooth, lc, rm_bpe] {
     nl::data::require_file(*hyp, "--hyp file");
-    nl::data::require_file(*ref, "--ref file");
+    for (const auto& r : *refs) nl::data::require_file(r, "--ref file");
     auto h = nl::data::read_lines(*hyp);
-    auto r = nl::data::read_lines(*ref);
-    if (h.size() != r.size())
-      throw std::runtime_error(*hyp + " has " + std::to_string(h.size()) + " lines but " + *ref + " has " +
-                               std::to_string(r.size()) + "; give one hypothesis line per reference line");
+    std::vector<std::vector<std::string>> streams;
+    for (const auto& path : *refs) {
+      auto r = nl::data::read_lines(path);
+      if (h.size() != r.size())
+        throw std::runtime_error(*hyp + " has " + std::to_string(h.size()) + " lines but " + path + " has " +
+                                 std::to_string(r.size()) + "; give one hypothesis line per reference line");
+      streams.push_back(std::move(r));
+    }
     if (*rm_bpe) {
       for (auto& s : h) s = nl::data::remove_bpe(s);
-      for (auto& s : r) s = nl::data::remove_bpe(s);
+      for (auto& stream : streams)
+        for (auto& s : stream) s = nl::data::remove_bpe(s);
     }
-    std::cout << nl::metrics::corpus_bleu(h, r, *lc).to_string() << "\n";
+    nl::metrics::BleuOptions opts;
+    opts.tokenize = nl::metrics::parse_bleu_tokenize(*tok);
+    opts.smooth = nl::metrics::parse_bleu_smooth(*smooth);
+    opts.lowercase = *lc;
+    std::cout << nl::metrics::corpus_bleu_multi(h, streams, opts).to_string() << "\n"
+              << "signature: " << nl::metrics::bleu_signature(opts, static_cast<int>(streams.size())) << "\n";
   });
 }
 

@@ -54,16 +54,6 @@ Checkpoint load_checkpoint(const std::filesystem::path& path);
 /// "checkpoint '<source>': ..."). Used by load_checkpoint and by the fuzz target.
 Checkpoint read_checkpoint_bytes(std::string_view bytes, const std::string& source);
 
-/// Element-wise mean of tensor maps with identical keys, shapes and dtypes (fairseq's
-/// scripts/average_checkpoints.py): float tensors are summed in double and divided by the count,
-/// then stored in their own dtype; int64 tensors must be equal in every map and are copied.
-/// Throws std::invalid_argument naming the first key that is missing, extra or mismatched.
-TensorMap average_tensor_maps(const std::vector<TensorMap>& maps);
-
-/// Loads each checkpoint and averages the tensors whose name starts with `prefix` (default
-/// "model.": the weights, not optimizer state) with average_tensor_maps. The JSON metadata is not
-/// merged (callers keep the last checkpoint's if they need it). Throws what load_checkpoint and
-/// average_tensor_maps throw, and std::invalid_argument for an empty list or no matching tensor.
-TensorMap average_checkpoints(const std::vector<std::filesystem::path>& paths, const std::string& prefix = "model.");
+/// Checkpoint averaging (fairseq average_checkpoints) lives in optim/average_checkpoints.h.
 
 }  // namespace nl

@@ -208,34 +208,6 @@ TEST_CASE("checkpoint: truncated and corrupt files give clear errors", "[checkpo
   CHECK_THAT(err(), Contains("metadata entry 'normlab' is not valid JSON"));
 }
 
-TEST_CASE("checkpoint: averaging checkpoints (fairseq average_checkpoints)", "[checkpoint]") {
-  TempDir d;
-  std::vector<fs::path> paths;
-  for (int i = 0; i < 3; ++i) {
-    paths.push_back(d.path / ("ck" + std::to_string(i) + ".safetensors"));
-    save_checkpoint(paths.back(),
-                    {{"model.w", Tensor::from_vector<float>({1.f + i, 10.f * i}, {2})},
-                     {"model.d", Tensor::from_vector<double>({0.1 * i}, {1})},
-                     {"model.n", Tensor::from_vector<int64_t>({7}, {1})},
-                     {"optimizer.g0.p0.exp_avg", Tensor::full({2}, (double)i)}},
-                    {{"step", i}});
-  }
-  TensorMap avg = average_checkpoints(paths);
-  CHECK(avg.size() == 3);  // optimizer state is not averaged
-  CHECK(avg.at("model.w").to_vector<float>() == std::vector<float>{2.f, 10.f});
-  CHECK(avg.at("model.w").dtype() == DType::Float32);
-  CHECK(avg.at("model.d").to_vector<double>()[0] == Approx(0.1));
-  CHECK(avg.at("model.n").to_vector<int64_t>() == std::vector<int64_t>{7});
-  CHECK_THROWS_WITH(average_tensor_maps({{{"a", Tensor::zeros({2})}}, {{"a", Tensor::zeros({3})}}}),
-                    Contains("tensor 'a' is float32 [3] in map 1 but float32 [2] in map 0"));
-  CHECK_THROWS_WITH(average_tensor_maps({{{"a", Tensor::zeros({2})}}, {{"b", Tensor::zeros({2})}}}),
-                    Contains("'b' of map 1 is not in map 0"));
-  CHECK_THROWS_WITH(average_tensor_maps({{{"n", Tensor::from_vector<int64_t>({1}, {1})}},
-                                         {{"n", Tensor::from_vector<int64_t>({2}, {1})}}}),
-                    Contains("int64 tensor 'n' differs"));
-  CHECK_THROWS_WITH(average_checkpoints(paths, "encoder."), Contains("has no tensor whose name starts with 'encoder.'"));
-}
-
 TEST_CASE("checkpoint: a shape dimension above 2^63 - 1 is rejected even when another dimension is 0",
           "[checkpoint][fuzz]") {
   TempDir d;

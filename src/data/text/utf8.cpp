@@ -108,6 +108,20 @@ std::string normalize_whitespace(std::string_view s) {
   return out;
 }
 
+std::string_view rstrip_whitespace(std::string_view s) {
+  // Forward scan (whitespace is only recognised at a character's first byte): `end` is one past the last
+  // byte that is not part of a whitespace character.
+  std::size_t end = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    if (std::size_t k = space_len(s, i)) {
+      i += k;
+    } else {
+      end = ++i;
+    }
+  }
+  return s.substr(0, end);
+}
+
 static std::size_t cp_len(unsigned char c) {
   if (c < 0x80) return 1;
   if (c >= 0xF0) return 4;

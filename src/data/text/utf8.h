@@ -32,6 +32,9 @@ std::vector<std::string> split_whitespace(std::string_view s);
 /// Collapses runs of whitespace (as split_whitespace) to one ASCII space and trims both ends.
 std::string normalize_whitespace(std::string_view s);
 
+/// `s` without its trailing whitespace (the set of split_whitespace), as Python's str.rstrip().
+std::string_view rstrip_whitespace(std::string_view s);
+
 /// Splits valid UTF-8 into its code points, each returned as a UTF-8 string.
 /// Throws std::runtime_error on invalid UTF-8.
 std::vector<std::string> utf8_code_points(std::string_view s);
