@@ -54,7 +54,8 @@ TEST_CASE("average_model_checkpoints: mismatches name the tensor and both files"
   CHECK_THROWS_WITH(average_model_checkpoints({a, b}),
                     Contains("int64 tensor 'model.n' differs between '" + a.string() + "' and '" + b.string() + "'"));
   const auto s = t.path / "shape.safetensors";
-  save_checkpoint(s, {{"model.w", Tensor::zeros({3})}}, json{{"task", "mnist"}, {"settings", json::object()}});
+  save_checkpoint(s, {{"model.w", Tensor::zeros({3})}, {"model.d", Tensor::zeros({1}, DType::Float64)},
+                      {"model.n", Tensor::from_vector<int64_t>({7}, {1})}});
   CHECK_THROWS_WITH(average_checkpoints({a, s}),
                     Contains("tensor 'model.w' is float32 [3] in '" + s.string() + "' but float32 [2] in '" + a.string()));
   const auto x = t.path / "extra.safetensors";
