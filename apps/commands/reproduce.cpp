@@ -91,7 +91,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& a) {
         ++diverged;
         continue;
       }
-      test.push_back(o.r.test.count(info.metric) ? o.r.test.at(info.metric) : std::nan(""));
+      test.push_back(o.r.test.count(info.reported_metric()) ? o.r.test.at(info.reported_metric()) : std::nan(""));
       valid.push_back(o.r.best_valid);
       ips += o.r.items_per_s;
       if (o.seed == 1) {
@@ -105,23 +105,29 @@ void run(TaskInvocation& inv, const ReproduceArgs& a) {
     json sv = inv.settings;
     sv["norm"] = v;
     const int ok = n - diverged;
-    rows.push_back({v, test.empty() ? "—" : format_mean_std(test), valid.empty() ? "—" : format_mean_std(valid),
-                    fmt(task.paper_reference(sv)), diverged ? std::to_string(diverged) + "/" + std::to_string(n) : "0",
-                    ok ? fmt(ips / ok, 0) : "—"});
+    std::vector<std::string> row{v, test.empty() ? "—" : format_mean_std(test), valid.empty() ? "—" : format_mean_std(valid)};
+    for (const auto& [title, value] : task.paper_columns(sv)) row.push_back(fmt(value));
+    row.push_back(diverged ? std::to_string(diverged) + "/" + std::to_string(n) : "0");
+    row.push_back(ok ? fmt(ips / ok, 0) : "—");
+    rows.push_back(row);
   }
   const json& s = inv.settings;
   std::ostringstream md;
   md << "# " << info.description << ": every norm variant\n\n"
      << "Data: " << data << ". " << s["max_epoch"] << " epoch(s)"
      << (s["max_update"].get<int64_t>() > 0 ? ", at most " + s["max_update"].dump() + " updates" : "") << ", " << a.seeds
-     << " seed(s), " << s["optimizer"].get<std::string>() << " lr " << s["lr"] << "; test " << info.metric
-     << " of the best-validation checkpoint, mean ± std over seeds. Settings: "
+     << " seed(s), " << s["optimizer"].get<std::string>() << " lr " << s["lr"] << "; test " << info.reported_metric()
+     << " of " << info.test_source << ", mean ± std over seeds. Settings: "
      << (inv.config_source.empty() ? "built-in defaults" : inv.config_source) << " and flags (each run's config.json).\n"
      << "Paper column: " << info.paper << "; comparable only in the paper's setting. Results differ in the last digits "
      << "between CPUs (different BLAS kernels); one machine repeats exactly.\n\n";
-  md << markdown_table({"variant", "test " + info.metric, "best valid " + info.metric, "paper", "diverged",
-                        info.unit + "/s"},
-                       rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right});
+  std::vector<std::string> head{"variant", "test " + info.reported_metric(), "best valid " + info.metric};
+  for (const auto& [title, value] : task.paper_columns(s)) head.push_back(title);
+  head.push_back("diverged");
+  head.push_back(info.unit + "/s");
+  std::vector<Align> align(head.size(), Align::Right);
+  align[0] = Align::Left;
+  md << markdown_table(head, rows, align);
   write_file_atomic(fs::path(out) / "results.md", md.str());
   write_line_chart(fs::path(out) / "train_loss.svg", {"Training loss (" + data + ", seed 1)", "update", "loss (mean over the log interval)", true},
                    loss);

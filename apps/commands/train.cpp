@@ -17,7 +17,7 @@ void run(TaskInvocation& inv) {
   std::printf("%s (%s, seed %lld): best valid %s %.2f at epoch %.2f; test %s %.2f; %lld updates; results in %s\n",
               info.name.c_str(), inv.settings["norm"].is_string() ? inv.settings["norm"].get<std::string>().c_str() : "-",
               (long long)inv.settings["seed"].get<int64_t>(), info.metric.c_str(), r.best_valid, r.best_epoch,
-              info.metric.c_str(), r.test.count(info.metric) ? r.test.at(info.metric) : std::nan(""),
+              info.reported_metric().c_str(), r.test.count(info.reported_metric()) ? r.test.at(info.reported_metric()) : std::nan(""),
               (long long)r.updates, inv.settings["out"].get<std::string>().c_str());
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,9 @@ struct TaskInfo {
   std::string metric;       ///< the validation metric that picks checkpoint_best, e.g. "acc"
   bool higher_is_better = true;
   std::string paper;        ///< source of the reference numbers, e.g. "Xu et al. 2019, Tables 1-4"
+  std::string test_metric = {};  ///< the metric reported on test when it differs from `metric` (MT: "bleu")
+  std::string test_source = "the best-validation checkpoint";  ///< which weights are tested, for reports
+  const std::string& reported_metric() const { return test_metric.empty() ? metric : test_metric; }
 };
 
 /// An experiment. Lifecycle: settings() once; setup(settings) loads the data; then build_model and the
@@ -66,6 +70,19 @@ class Task {
   virtual Metrics evaluate(nl::Module& model, const std::string& split) const = 0;
   /// The paper's number for these settings (same units as `info().metric`), or NaN if not reported.
   virtual double paper_reference(const nlohmann::json& settings) const = 0;
+  /// The paper's numbers shown beside ours in `reproduce` tables, as (column title, value); NaN = not
+  /// reported (e.g. diverged). Default: one "paper" column with paper_reference().
+  virtual std::vector<std::pair<std::string, double>> paper_columns(const nlohmann::json& settings) const {
+    return {{"paper", paper_reference(settings)}};
+  }
+  /// The final test metrics of a finished run whose folder is settings["out"]. Default: the
+  /// best-validation weights `best` evaluated on "test". Tasks that score differently (MT: average the
+  /// last epoch checkpoints, beam-search, BLEU) override it.
+  virtual Metrics final_test(nl::Module& model, const nl::StateDict& best, const nlohmann::json& settings) {
+    (void)settings;
+    model.load_state_dict(best);
+    return evaluate(model, "test");
+  }
   /// A synthetic batch of the size training uses, for `normlab bench` (no data needed).
   virtual std::unique_ptr<TaskBatch> bench_batch(const nlohmann::json& settings) const = 0;
 };

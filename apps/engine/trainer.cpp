@@ -445,10 +445,7 @@ RunResult Trainer::run() {
   r.valid_curve = st.valid_curve;
   r.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.items_per_s = progress_->items_per_second();
-  if (!best_.empty()) {
-    model_->load_state_dict(best_);
-    r.test = task_.evaluate(*model_, "test");
-  }
+  if (!best_.empty()) r.test = task_.final_test(*model_, best_, s);
   json res = r.to_json();
   res["task"] = info.name;
   res["data"] = task_.data_summary();

@@ -1,12 +1,14 @@
 #include "tasks/builtin.h"
 
 #include "tasks/mnist.h"
+#include "tasks/mt/mt_task.h"
 
 namespace nlapp {
 
 std::vector<TaskEntry> builtin_tasks() {
   return {
       {"mnist", "Xu et al. 2019 MNIST CNN (conv-pool-conv-pool-linear-norm-ReLU-linear)", make_mnist_task},
+      {"mt", "Transformer machine translation (Xu et al. 2019 MT columns) on a prepared corpus", make_mt_task},
   };
 }
 

@@ -1,4 +1,5 @@
 // `normlab data prepare` for the machine-translation tasks: multi30k, iwslt14 (pre-BPE'd), iwslt15.
+#include <fstream>
 #include <stdexcept>
 
 #include "data/text/dictionary.h"
@@ -129,6 +130,11 @@ nlohmann::json prepare_mt(const std::string& task, const PrepareOptions& o) {
       const std::string& l = lang[static_cast<std::size_t>(side)];
       summary["splits"].push_back(write_split(o, spec.splits[k].name + "." + l,
                                               spec.splits[k].name + "." + pair + "." + l + ".bin", seqs, unk, d.size()));
+      // The untokenised lines too: BLEU references and translation demos use the original text.
+      const std::string txt = spec.splits[k].name + "." + pair + "." + l + ".txt";
+      std::ofstream f(o.out_dir / txt, std::ios::binary);
+      for (const auto& line : side == 0 ? corpora[k].source : corpora[k].target) f << line << '\n';
+      if (!f.flush()) throw std::runtime_error("cannot write " + (o.out_dir / txt).string() + " (disk full?)");
     }
   return summary;
 }

@@ -1,0 +1,25 @@
+#pragma once
+// The Transformer's settings (fairseq's argument names) shared by every task and benchmark that builds
+// one (mt, the classifiers, `normlab bench transformer`), and their conversion to nl::TransformerConfig.
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/options.h"
+#include "nn/transformer/transformer.h"
+
+namespace nlapp {
+
+/// Specs of d_model, n_heads, ffn_dim, encoder_layers, decoder_layers, dropout, attention_dropout,
+/// activation_dropout, activation_fn, normalize_before, norm_placement, learned_pos,
+/// share_all_embeddings, share_decoder_input_output_embed, max_source_positions, max_target_positions.
+/// Defaults: the `multi30k` config (pre-norm 256/1024/4 heads, 3 + 3 layers, dropout 0.3).
+std::vector<OptionSpec> transformer_settings();
+
+/// The model config for resolved settings, norm options (norm_options()) and vocabulary sizes.
+/// Throws std::invalid_argument (TransformerConfig::validate) on an inconsistent combination.
+nl::TransformerConfig transformer_config(const nlohmann::json& settings, const nlohmann::json& norm_opts,
+                                         int64_t src_vocab, int64_t tgt_vocab);
+
+}  // namespace nlapp
