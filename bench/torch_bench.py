@@ -48,15 +48,18 @@ def import_torch(threads, blas_threads):
 
 
 def time_steps(step, warmup, steps):
-    """Runs `warmup` untimed then `steps` timed calls of step(); returns the list of ms per step."""
+    """Runs `warmup` untimed then `steps` timed calls of step(); returns (wall ms per step, process CPU
+    ms per step). CPU time (all threads of the process) is the load-robust figure on a shared machine:
+    with one thread it stays close to the wall time of an idle core while the wall time grows."""
     for _ in range(warmup):
         step()
-    times_ms = []
+    wall_ms, cpu_ms = [], []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
-        times_ms.append((time.perf_counter() - t0) * 1000.0)
-    return times_ms
+        cpu_ms.append((time.process_time() - c0) * 1000.0)
+        wall_ms.append((time.perf_counter() - t0) * 1000.0)
+    return wall_ms, cpu_ms
 
 
 def step_stats(times_ms):
