@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+PAD, EOS = 1, 2  # fairseq Dictionary ids
 PREPARE_HINT = ("prepare it with: build/apps/normlab data prepare multi30k --data /work/shared/data/multi30k "
                 "--out DIR   (then pass --data DIR)")
 
@@ -98,7 +99,7 @@ def plan_batches(src_lens, tgt_lens, max_tokens, max_positions=1024, max_sentenc
     return batches, dropped
 
 
-def collate(seqs, pad, move_eos_to_beginning=False, eos=2):
+def collate(seqs, pad, move_eos_to_beginning=False, eos=EOS):
     """Right-padded [B, T_max] int64 array (fairseq collate_tokens); with move_eos_to_beginning each
     sequence (ending in eos) is rotated so eos comes first: the decoder input prev_output_tokens."""
     out = np.full((len(seqs), max(len(s) for s in seqs)), pad, dtype=np.int64)
@@ -111,7 +112,7 @@ def collate(seqs, pad, move_eos_to_beginning=False, eos=2):
     return out
 
 
-def detokenize(ids, symbols, eos=2, pad=1):
+def detokenize(ids, symbols, eos=EOS, pad=PAD):
     """SentencePiece detokenisation of a hypothesis (fairseq --post-process sentencepiece): pieces joined,
     '\u2581' -> space, stripped; stops at eos, skips pad."""
     pieces = []
