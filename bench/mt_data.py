@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 PAD, EOS = 1, 2  # fairseq Dictionary ids
-PREPARE_HINT = ("prepare it with: build/apps/normlab data prepare multi30k --data /work/shared/data/multi30k "
+PREPARE_HINT = ("prepare it with: build/normlab data prepare multi30k --data /work/shared/data/multi30k "
                 "--out DIR   (then pass --data DIR)")
 
 
