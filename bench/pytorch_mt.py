@@ -175,7 +175,8 @@ def main(argv=None):
     for epoch in range(1, a.max_epoch + 1):
         model.train()
         perm = np.random.RandomState(a.seed + epoch).permutation(len(train.tensors))
-        e_start, e_tokens, e_loss, log_t, log_tok = time.perf_counter(), 0, 0.0, time.perf_counter(), 0
+        e_start, e_cpu, e_tokens, e_loss = time.perf_counter(), time.process_time(), 0, 0.0
+        log_t, log_tok = e_start, 0
         for k, bi in enumerate(perm):
             src, prev, target, ntok = train.tensors[bi]
             for g in opt.param_groups:
@@ -188,13 +189,14 @@ def main(argv=None):
             e_tokens, log_tok, e_loss = e_tokens + ntok, log_tok + ntok, e_loss + float(loss)
             if num_updates % a.log_interval == 0:
                 now = time.perf_counter()
-                print("epoch %d | update %d (%d/%d) | loss %.3f | lr %.3g | %.0f tgt tok/s | %.1f s"
+                print("epoch %d | update %d (%d/%d) | loss %.3f | lr %.3g | %.0f tgt tok/s | %.1f s (CPU %.1f s)"
                       % (epoch, num_updates, k + 1, len(perm), float(loss) / ntok / math.log(2),
-                         opt.param_groups[0]["lr"], log_tok / (now - log_t), now - e_start), flush=True)
+                         opt.param_groups[0]["lr"], log_tok / (now - log_t), now - e_start,
+                         time.process_time() - e_cpu), flush=True)
                 log_t, log_tok = now, 0
             if a.max_update and num_updates >= a.max_update:
                 break
-        e_time = time.perf_counter() - e_start
+        e_time, e_cpu = time.perf_counter() - e_start, time.process_time() - e_cpu
         train_time, train_tokens = train_time + e_time, train_tokens + e_tokens
         v_loss, v_nll = validate(torch, ft, model, valid, a.label_smoothing)
         path = os.path.join(a.out, "checkpoint%d.pt" % epoch)
@@ -202,11 +204,12 @@ def main(argv=None):
         ckpts.append(path)
         row = {"epoch": epoch, "num_updates": num_updates, "train_loss": e_loss / e_tokens / math.log(2),
                "valid_loss": v_loss, "valid_nll_loss": v_nll, "valid_ppl": 2 ** v_nll,
-               "epoch_time_s": e_time, "tgt_tokens_per_s": e_tokens / e_time}
+               "epoch_time_s": e_time, "epoch_cpu_s": e_cpu, "tgt_tokens_per_s": e_tokens / e_time}
         result["epochs"].append(row)
         print("epoch %d done | %d updates | train loss %.3f | valid loss %.3f | valid nll %.3f | ppl %.2f | "
-              "%.1f s | %.0f tgt tok/s" % (epoch, num_updates, row["train_loss"], v_loss, v_nll, row["valid_ppl"],
-                                          e_time, row["tgt_tokens_per_s"]), flush=True)
+              "%.1f s (CPU %.1f s) | %.0f tgt tok/s" % (epoch, num_updates, row["train_loss"], v_loss, v_nll,
+                                                       row["valid_ppl"], e_time, e_cpu, row["tgt_tokens_per_s"]),
+              flush=True)
         if a.max_update and num_updates >= a.max_update:
             break
     result.update(num_updates=num_updates, train_time_s=train_time, tgt_tokens_per_s=train_tokens / train_time,
