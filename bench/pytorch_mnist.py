@@ -12,49 +12,21 @@ Run with Debian's own interpreter (python3-torch), e.g.
 """
 import argparse
 import json
-import os
-import statistics
 import sys
-import time
+
+import torch_bench as tb
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--norm", choices=["none", "layernorm", "layernorm-simple"], default="layernorm")
-    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
-    p.add_argument("--blas-threads", type=int, default=None,
-                   help="OpenBLAS threads (default: same as --threads; 0 = library default). "
-                        "Debian's torch calls OpenBLAS, which otherwise starts one thread per core "
-                        "even with --threads 1")
-    p.add_argument("--steps", type=int, default=300, help="timed steps (default 300)")
-    p.add_argument("--warmup", type=int, default=30, help="untimed warm-up steps (default 30)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--breakdown", action="store_true",
-                   help="also profile steps and report the time share per op family")
-    p.add_argument("--profile-steps", type=int, default=50, help="steps profiled for --breakdown")
+    tb.add_common_args(p, steps=300, warmup=30, profile_steps=50)
     args = p.parse_args(argv)
-    if args.threads < 1 or args.steps < 1 or args.warmup < 0 or args.batch_size < 1:
-        p.error("--threads, --steps and --batch-size must be >= 1, --warmup >= 0")
+    tb.check_common_args(p, args)
+    if args.batch_size < 1:
+        p.error("--batch-size must be >= 1")
     return args
-
-
-def import_torch(args):
-    """Imports torch after pinning the BLAS thread count (OpenBLAS reads it when loaded)."""
-    blas = args.threads if args.blas_threads is None else args.blas_threads
-    if blas > 0:
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-            os.environ[var] = str(blas if var == "OPENBLAS_NUM_THREADS" else args.threads)
-    global torch, nn
-    try:
-        import torch
-        import torch.nn as nn
-    except ImportError:  # the first python3 on PATH may not have torch
-        sys.stderr.write("error: torch not importable by %s; run with /usr/bin/python3 "
-                         "(Debian package python3-torch)\n" % sys.executable)
-        sys.exit(2)
-    return blas
 
 
 torch = None
@@ -100,57 +72,12 @@ FAMILIES = [
 ]
 
 
-def classify(name):
-    low = name.lower()
-    if low.startswith("optimizer.") or "adam" in low:
-        return "optimizer"
-    for fam, keys in FAMILIES:
-        if any(k in low for k in keys):
-            return fam
-    return "other"
-
-
-def breakdown(step, n_steps):
-    """Profile n_steps steps; return {family: share of self CPU time} and the total ms per step."""
-    import bisect
-    from torch.profiler import profile, ProfilerActivity
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for _ in range(n_steps):
-            step()
-    # Self time per event name, so nested ops are not counted twice. Adam's elementwise ops
-    # (aten::add_, mul_, addcdiv_, sqrt ...) run inside the `Optimizer.step#Adam.step` range, so
-    # attribute every event under that range to the optimizer via its name stack when available.
-    totals = {}
-    grand = 0.0
-    events = prof.events()
-    # Find optimizer ranges (record_function inserted by torch.optim: "Optimizer.step#Adam.step").
-    opt_ranges = [(e.time_range.start, e.time_range.end) for e in events
-                  if e.name.startswith("Optimizer.step#") or e.name.startswith("Optimizer.zero_grad#")]
-    opt_ranges.sort()
-
-    def in_opt(t0):
-        i = bisect.bisect_right(opt_ranges, (t0, float("inf"))) - 1
-        return i >= 0 and opt_ranges[i][0] <= t0 <= opt_ranges[i][1]
-
-    for e in events:
-        self_us = e.self_cpu_time_total
-        if self_us <= 0:
-            continue
-        grand += self_us
-        if e.name.startswith("Optimizer.") or in_opt(e.time_range.start):
-            fam = "optimizer"
-        else:
-            fam = classify(e.name)
-        totals[fam] = totals.get(fam, 0.0) + self_us
-    shares = {k: v / grand for k, v in sorted(totals.items(), key=lambda kv: -kv[1])}
-    top = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
-    return shares, grand / 1000.0 / n_steps, top
-
-
 def main(argv=None):
     args = parse_args(argv)
-    blas_threads = import_torch(args)
-    torch.set_num_threads(args.threads)
+    blas_threads = tb.import_torch(args.threads, args.blas_threads)
+    global torch, nn
+    import torch
+    import torch.nn as nn
     torch.manual_seed(args.seed)
     model = make_model(args.norm)
     model.train()
@@ -161,14 +88,9 @@ def main(argv=None):
     y = torch.randint(0, 10, (args.batch_size,), generator=g)
     step = make_step(model, opt, loss_fn, x, y)
 
-    for _ in range(args.warmup):
-        step()
-    times_ms = []
-    for _ in range(args.steps):
-        t0 = time.perf_counter()
-        step()
-        times_ms.append((time.perf_counter() - t0) * 1000.0)
-    med = statistics.median(times_ms)
+    times_ms, cpu_ms = tb.time_steps(step, args.warmup, args.steps)
+    stats = tb.step_stats(times_ms)
+    med = stats["median"]
     result = {
         "framework": "pytorch",
         "version": torch.__version__,
@@ -178,13 +100,16 @@ def main(argv=None):
         "norm": args.norm,
         "steps": args.steps,
         "warmup": args.warmup,
-        "step_ms": {"median": round(med, 4), "min": round(min(times_ms), 4),
-                    "max": round(max(times_ms), 4)},
+        "step_ms": stats,
+        "step_cpu_ms": tb.step_stats(cpu_ms),  # process CPU time per step (robust to a loaded machine)
         "images_per_s": round(args.batch_size / (med / 1000.0), 2),
+        "unit": "images",
+        "items_per_s": round(args.batch_size / (med / 1000.0), 2),
+        "peak_rss_mib": tb.peak_rss_mib(),
     }
     prof_table = None
     if args.breakdown:
-        shares, prof_ms, prof_table = breakdown(step, args.profile_steps)
+        shares, prof_ms, prof_table = tb.breakdown(step, args.profile_steps, FAMILIES)
         result["breakdown"] = {k: round(v, 4) for k, v in shares.items()}
         result["profiled_step_ms"] = round(prof_ms, 4)
 
@@ -198,13 +123,7 @@ def main(argv=None):
         print("step ms: median %.3f  min %.3f  max %.3f   images/s %.1f"
               % (sm["median"], sm["min"], sm["max"], result["images_per_s"]))
     if args.breakdown:
-        out = sys.stderr if args.json else sys.stdout
-        print("time share (self CPU time, %d profiled steps, %.2f ms/step under the profiler):"
-              % (args.profile_steps, result["profiled_step_ms"]), file=out)
-        for k, v in result["breakdown"].items():
-            print("  %-16s %5.1f %%" % (k, 100.0 * v), file=out)
-        if os.environ.get("NL_BENCH_TOP"):
-            print(prof_table, file=out)
+        tb.print_breakdown(result, args.profile_steps, prof_table, args.json)
     return 0
 
 

@@ -1,0 +1,125 @@
+"""Shared parts of the PyTorch CPU references in bench/ (pytorch_<task>.py): thread pinning before
+torch is imported, the timed step loop, peak RSS, and the torch.profiler time share per op family."""
+import bisect
+import os
+import resource
+import statistics
+import sys
+import time
+
+
+def add_common_args(p, steps, warmup, profile_steps):
+    """The options every reference shares (same names as `normlab bench`)."""
+    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
+    p.add_argument("--blas-threads", type=int, default=None,
+                   help="OpenBLAS threads (default: same as --threads; 0 = library default). "
+                        "Debian's torch calls OpenBLAS, which otherwise starts one thread per core "
+                        "even with --threads 1")
+    p.add_argument("--steps", type=int, default=steps, help="timed steps (default %d)" % steps)
+    p.add_argument("--warmup", type=int, default=warmup, help="untimed warm-up steps (default %d)" % warmup)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--breakdown", action="store_true",
+                   help="also profile steps and report the time share per op family")
+    p.add_argument("--profile-steps", type=int, default=profile_steps,
+                   help="steps profiled for --breakdown (default %d)" % profile_steps)
+
+
+def check_common_args(p, args):
+    if args.threads < 1 or args.steps < 1 or args.warmup < 0 or args.profile_steps < 1:
+        p.error("--threads, --steps and --profile-steps must be >= 1, --warmup >= 0")
+
+
+def import_torch(threads, blas_threads):
+    """Pins OpenBLAS/OpenMP threads (read when the libraries load), imports torch, sets its thread count.
+    Exits with status 2 and a message when torch is missing. Returns the BLAS thread count used."""
+    blas = threads if blas_threads is None else blas_threads
+    if blas > 0:
+        os.environ["OPENBLAS_NUM_THREADS"] = str(blas)
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+    try:
+        import torch
+    except ImportError:  # the first python3 on PATH may not have torch
+        sys.stderr.write("error: torch not importable by %s; run with /usr/bin/python3 "
+                         "(Debian package python3-torch)\n" % sys.executable)
+        sys.exit(2)
+    torch.set_num_threads(threads)
+    return blas
+
+
+def time_steps(step, warmup, steps):
+    """Runs `warmup` untimed then `steps` timed calls of step(); returns (wall ms per step, process CPU
+    ms per step). CPU time (all threads of the process) is the load-robust figure on a shared machine:
+    with one thread it stays close to the wall time of an idle core while the wall time grows."""
+    for _ in range(warmup):
+        step()
+    wall_ms, cpu_ms = [], []
+    for _ in range(steps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        step()
+        cpu_ms.append((time.process_time() - c0) * 1000.0)
+        wall_ms.append((time.perf_counter() - t0) * 1000.0)
+    return wall_ms, cpu_ms
+
+
+def step_stats(times_ms):
+    """{"median", "min", "max"} in ms, rounded to 4 decimals."""
+    return {"median": round(statistics.median(times_ms), 4), "min": round(min(times_ms), 4),
+            "max": round(max(times_ms), 4)}
+
+
+def peak_rss_mib():
+    """Peak resident set size of this process so far (getrusage ru_maxrss, KiB on Linux) in MiB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def classify(name, families):
+    """Op family of a profiler event name: the first family one of whose substrings occurs in it."""
+    low = name.lower()
+    if low.startswith("optimizer.") or "adam" in low:
+        return "optimizer"
+    for fam, keys in families:
+        if any(k in low for k in keys):
+            return fam
+    return "other"
+
+
+def breakdown(step, n_steps, families):
+    """Profiles n_steps calls of step(); returns ({family: share of self CPU time}, ms per step under
+    the profiler, the profiler's top-15 table). Events inside torch.optim's `Optimizer.step#...` /
+    `Optimizer.zero_grad#...` ranges count as "optimizer" (Adam's elementwise ops are plain aten ops)."""
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(n_steps):
+            step()
+    events = prof.events()
+    opt_ranges = sorted((e.time_range.start, e.time_range.end) for e in events
+                        if e.name.startswith("Optimizer.step#") or e.name.startswith("Optimizer.zero_grad#"))
+
+    def in_opt(t0):
+        i = bisect.bisect_right(opt_ranges, (t0, float("inf"))) - 1
+        return i >= 0 and opt_ranges[i][0] <= t0 <= opt_ranges[i][1]
+
+    totals, grand = {}, 0.0
+    for e in events:
+        self_us = e.self_cpu_time_total
+        if self_us <= 0:
+            continue
+        grand += self_us
+        fam = "optimizer" if e.name.startswith("Optimizer.") or in_opt(e.time_range.start) \
+            else classify(e.name, families)
+        totals[fam] = totals.get(fam, 0.0) + self_us
+    shares = {k: v / grand for k, v in sorted(totals.items(), key=lambda kv: -kv[1])}
+    top = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
+    return shares, grand / 1000.0 / n_steps, top
+
+
+def print_breakdown(result, profile_steps, table, to_stderr):
+    """Human-readable shares (stderr when stdout carries the JSON); the top table with NL_BENCH_TOP=1."""
+    out = sys.stderr if to_stderr else sys.stdout
+    print("time share (self CPU time, %d profiled steps, %.2f ms/step under the profiler):"
+          % (profile_steps, result["profiled_step_ms"]), file=out)
+    for k, v in result["breakdown"].items():
+        print("  %-16s %5.1f %%" % (k, 100.0 * v), file=out)
+    if os.environ.get("NL_BENCH_TOP"):
+        print(table, file=out)
