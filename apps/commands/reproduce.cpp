@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 struct ReproduceArgs {
   int seeds = 1;
-  std::vector<std::string> variants = nl::norm_names();
+  std::vector<std::string> variants = nl::layernorm_family_names();
   std::string out;
 };
 
@@ -148,7 +148,7 @@ void setup(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--variants", a->variants, "Norm variants to run (default: all)")
         ->delimiter(',')
-        ->check(CLI::IsMember(nl::norm_names()));
+        ->check(CLI::IsMember(nl::layernorm_family_names()));
     sub->add_option("--out", a->out, "Results folder (default results/<task>)");
   };
   verb.run = [a](TaskInvocation& inv) { run(inv, *a); };

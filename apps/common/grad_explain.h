@@ -14,7 +14,7 @@ namespace nlapp {
 inline constexpr int64_t kMaxExplainH = 4096;
 
 struct ExplainConfig {
-  std::string norm = "layernorm-simple";  ///< any name of nl::norm_names()
+  std::string norm = "layernorm-simple";  ///< any name of nl::layernorm_family_names()
   int64_t H = 8;                          ///< size of x (2 ..= kMaxExplainH)
   uint64_t seed = 1;
   nl::theory::Estimator est;              ///< paper (default) or the released code's

@@ -8,7 +8,7 @@
 namespace nlapp {
 
 std::vector<std::string> parse_norm_list(const std::string& spec) {
-  if (spec == "all") return nl::norm_names();
+  if (spec == "all") return nl::layernorm_family_names();
   std::vector<std::string> out;
   std::stringstream ss(spec);
   for (std::string name; std::getline(ss, name, ',');) {

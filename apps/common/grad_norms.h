@@ -10,7 +10,7 @@
 
 namespace nlapp {
 
-/// "all" -> every name of nl::norm_names(); otherwise a comma-separated list of names, in the given
+/// "all" -> every name of nl::layernorm_family_names(); otherwise a comma-separated list of names, in the given
 /// order. Throws std::invalid_argument on an empty list or an unknown name (listing the valid ones).
 std::vector<std::string> parse_norm_list(const std::string& spec);
 

@@ -11,7 +11,7 @@
 namespace nlapp {
 
 struct StatsConfig {
-  std::vector<std::string> norms;          ///< names of nl::norm_names()
+  std::vector<std::string> norms;          ///< names of nl::layernorm_family_names()
   int64_t H = 512;                         ///< features per sample (>= 2)
   int64_t samples = 10000;                 ///< random (x, g) pairs per scale (>= 1)
   uint64_t seed = 1;

@@ -17,7 +17,7 @@
 namespace nlapp {
 
 struct ProbeConfig {
-  std::vector<std::string> norms;  ///< names of nl::norm_names()
+  std::vector<std::string> norms;  ///< names of nl::layernorm_family_names()
   int64_t steps = 300;             ///< training updates per variant (>= 1)
   std::string layer;               ///< dotted module name; "" = the first module whose name ends in "norm"
   std::filesystem::path out = "results/grad-probe";

@@ -129,4 +129,20 @@ using LayerNormOptions = NormKernelOpts;
 /// Xu et al. 2019 (appendix B). Returns y; the node also saves mean and 1/D.
 Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts);
 
+/// PowerNorm's normalisation step with its approximate backward (Shen et al. 2020, Algorithm 2 /
+/// Eq. 11-13; the released code's PowerFunction, seed-code §2.2-2.3), on rows x [R, D]:
+///   forward:  z = x / fwd_scale   (fwd_scale [D] = sqrt(psi^2 + eps) chosen by the caller: running
+///             psi_{t-1} after warmup, batch psi_B during warmup);
+///   backward: g = dL/dz,  g~ = g - (1 - alpha_bwd) * E ⊙ z   (Eq. 11 with nu = (1 - alpha_bwd) E),
+///             E <- E + mean over all R rows of (g~ ⊙ z)      (Eq. 13: nu(1 - (1-a)Gamma) + (1-a)Lambda),
+///             dL/dx = g~ / bwd_scale   (bwd_scale [D]: batch sqrt(psi_B^2 + eps) in the code, the
+///             forward's sqrt(psi_{t-1}^2 + eps) in the paper's Eq. 12).
+/// No gradient reaches any statistic. `ema_gz` [D] is the module's E buffer: it is read when backward
+/// runs and updated there in place through copy_ (which bumps its version), once per backward; it is
+/// saved with its version, so a second backward through a node whose E was updated since its forward
+/// (two forwards of one module before their backwards) throws the stale-tensor error instead of
+/// silently using a newer E. Throws std::invalid_argument on shapes other than [R, D] and [D].
+Variable power_norm_fused(const Variable& x, const Tensor& fwd_scale, const Tensor& bwd_scale, Tensor ema_gz,
+                          double alpha_bwd);
+
 }  // namespace nl

@@ -117,7 +117,7 @@ TEST_CASE("cli: flags a new user tried give a clear error, not another experimen
       {"train mnist --seed -1", "--seed must be a whole number from 0 to"},
       {"train mnist --validate-interval-updates -4", "--validate-interval-updates must be a whole number"},
       {"train mnist --out ''", "--out must be a non-empty text"},
-      {"train mnist --norm batchnorm", "--norm must be one of: none, layernorm"},
+      {"train mnist --norm instancenorm", "--norm must be one of: none, layernorm"},
       {"train mnist --threads 0", "--threads must be a whole number from 1 to 256"},
       {"train mnist --config nope", "no config 'nope' for task mnist; available: default"},
       {"train mnist --data /nonexistent/folder --quiet", "dataset-fashion-mnist"},

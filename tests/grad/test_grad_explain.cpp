@@ -11,7 +11,7 @@ namespace th = nl::theory;
 using Catch::Matchers::Contains;
 
 TEST_CASE("grad explain: autograd Jacobian = closed form of appendix B (paper estimator)", "[grad]") {
-  for (const auto& norm : nl::norm_names())
+  for (const auto& norm : nl::layernorm_family_names())
     for (int64_t H : {2, 8, 17}) {
       INFO(norm << " H " << H);
       ExplainConfig c;
@@ -33,7 +33,7 @@ TEST_CASE("grad explain: autograd Jacobian = closed form of appendix B (paper es
 }
 
 TEST_CASE("grad explain: the code's estimator differs from the paper's closed form, matches its own", "[grad]") {
-  for (const auto& norm : nl::norm_names()) {
+  for (const auto& norm : nl::layernorm_family_names()) {
     if (norm == "none") continue;  // no statistics, nothing to estimate
     INFO(norm);
     ExplainConfig c;
@@ -53,7 +53,7 @@ TEST_CASE("grad explain: the code's estimator differs from the paper's closed fo
 
 TEST_CASE("grad theory: the paper's W matrices equal the general form with the paper's estimator", "[grad]") {
   const std::vector<double> x{0.3, -1.2, 2.0, 0.7, -0.4, 1.1};
-  for (const auto& norm : nl::norm_names())
+  for (const auto& norm : nl::layernorm_family_names())
     CHECK(th::max_abs_diff(th::paper_jacobian(norm, x), th::estimator_jacobian(norm, x, th::Estimator::paper())) <
           1e-13);
   // W1 1 = 0 and W1 y = 0 (Eq. 11); 1^T W2 = 1^T / sigma (Eq. 15); W3 1 = 0 (Eq. 22).

@@ -14,7 +14,7 @@ namespace {
 const std::vector<StatsRow>& rows() {
   static const std::vector<StatsRow> r = [] {
     StatsConfig c;
-    c.norms = nl::norm_names();
+    c.norms = nl::layernorm_family_names();
     c.H = 64;
     c.samples = 400;
     c.chunk = 150;  // several chunks, the last one partial
@@ -31,7 +31,7 @@ const StatsRow& row(const std::string& norm, double scale) {
 }  // namespace
 
 TEST_CASE("grad stats: Theorem 1 holds in every sample, for every variant and scale", "[grad]") {
-  REQUIRE(rows().size() == nl::norm_names().size() * 3);
+  REQUIRE(rows().size() == nl::layernorm_family_names().size() * 3);
   for (const auto& r : rows()) {
     INFO(r.norm << " scale " << r.scale);
     CHECK(r.samples == 400);

@@ -21,6 +21,11 @@ inline Variable leaf(const Shape& s, double mean = 0.0, double std = 1.0) {
 inline Variable uleaf(const Shape& s, double lo, double hi) {
   return Variable(Tensor::rand(s, lo, hi, DType::Float64), true);
 }
+/// Overwrites a parameter's values in place (its Variable's data() is const).
+inline void assign(const Variable& p, const Tensor& v) {
+  Tensor t = p.data();
+  t.copy_(v);
+}
 inline std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());

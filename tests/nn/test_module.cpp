@@ -162,12 +162,17 @@ TEST_CASE("Module: to(dtype) converts parameters", "[nn][module]") {
 }
 
 TEST_CASE("make_norm: names, options and errors", "[nn][norm][factory]") {
+  CHECK(layernorm_family_names() == std::vector<std::string>{"none", "layernorm", "layernorm-simple", "detachnorm",
+                                                             "detach-mean", "detach-variance", "adanorm"});
   CHECK(norm_names() == std::vector<std::string>{"none", "layernorm", "layernorm-simple", "detachnorm", "detach-mean",
-                                                 "detach-variance", "adanorm"});
+                                                 "detach-variance", "adanorm", "batchnorm", "powernorm-v", "powernorm",
+                                                 "groupnorm", "lng", "rmsnorm"});
+  const auto& family = layernorm_family_names();
   for (auto& n : norm_names()) {
     auto m = make_norm(n, 6);
     INFO(n);
-    CHECK(m->num_parameters() == (n == "layernorm" ? 12 : 0));
+    const bool in_family = std::find(family.begin(), family.end(), n) != family.end();
+    CHECK(m->num_parameters() == (n == "rmsnorm" ? 6 : n == "layernorm" || !in_family ? 12 : 0));
     CHECK(m->forward(Variable(Tensor::randn({2, 6}))).shape() == Shape{2, 6});
   }
   CHECK(make_norm("none", 4)->type_name() == "NoNorm");
@@ -189,9 +194,10 @@ TEST_CASE("make_norm: names, options and errors", "[nn][norm][factory]") {
   CHECK(ada->config().norm.impl == NormImpl::Fused);
   CHECK(make_norm("layernorm-simple", 4, {{"affine", true}})->num_parameters() == 8);
 
-  CHECK_THROWS_WITH(make_norm("batchnorm", 4),
-                    Contains("unknown norm 'batchnorm'") && Contains("none, layernorm, layernorm-simple, detachnorm, "
-                                                                     "detach-mean, detach-variance, adanorm"));
+  CHECK_THROWS_WITH(make_norm("instancenorm", 4),
+                    Contains("unknown norm 'instancenorm'") &&
+                        Contains("none, layernorm, layernorm-simple, detachnorm, detach-mean, detach-variance, adanorm, "
+                                 "batchnorm, powernorm-v, powernorm, groupnorm, lng, rmsnorm"));
   CHECK_THROWS_WITH(make_norm("layernorm", 4, {{"epsilon", 1e-5}}),
                     Contains("unknown option 'epsilon'") && Contains("valid: impl, eps, unbiased, eps_inside"));
   CHECK_THROWS_WITH(make_norm("layernorm", 4, {{"C", 2}}), Contains("unknown option 'C'"));

@@ -33,7 +33,7 @@ std::shared_ptr<Module> build(const std::string& name, int64_t H, nlohmann::json
 
 TEST_CASE("norm: composite and fused agree on forward and gradients (float64, 1e-10)", "[nn][norm]") {
   const int64_t H = 16;
-  for (const auto& name : norm_names()) {
+  for (const auto& name : layernorm_family_names()) {
     if (name == "none") continue;
     for (const auto& s : kSettings) {
       INFO(name << " / " << s.label);
@@ -122,7 +122,7 @@ TEST_CASE("norm: gradcheck of the non-detached members (LayerNorm, LayerNorm-sim
 
 TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded path", "[nn][norm][threads2]") {
   manual_seed(13);
-  for (const auto& name : norm_names()) {
+  for (const auto& name : layernorm_family_names()) {
     if (name == "none") continue;
     // float32, the training dtype: agreement to float rounding.
     {

@@ -1,19 +1,39 @@
 #include "nn/norm/factory.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <type_traits>
 
 #include "nn/norm/adanorm.h"
+#include "nn/norm/batch_norm.h"
+#include "nn/norm/group_norm.h"
 #include "nn/norm/layer_norm.h"
 #include "nn/norm/no_norm.h"
+#include "nn/norm/power_norm.h"
+#include "nn/norm/rms_norm.h"
 
 namespace nl {
 
-const std::vector<std::string>& norm_names() {
+const std::vector<std::string>& layernorm_family_names() {
   static const std::vector<std::string> names{"none",        "layernorm",       "layernorm-simple", "detachnorm",
                                               "detach-mean", "detach-variance", "adanorm"};
   return names;
+}
+
+const std::vector<std::string>& norm_names() {
+  static const std::vector<std::string> names = [] {
+    auto v = layernorm_family_names();
+    v.insert(v.end(), {"batchnorm", "powernorm-v", "powernorm", "groupnorm", "lng", "rmsnorm"});
+    return v;
+  }();
+  return names;
+}
+
+std::string canonical_norm_name(const std::string& name) {
+  if (name == "pn-v") return "powernorm-v";
+  if (name == "ln-g") return "lng";
+  return name;
 }
 
 namespace {
@@ -30,6 +50,7 @@ T get_opt(const nlohmann::json& opts, const std::string& name, const std::string
   bool ok = false;
   if constexpr (std::is_same_v<T, bool>) ok = v.is_boolean();
   else if constexpr (std::is_same_v<T, double>) ok = v.is_number();
+  else if constexpr (std::is_same_v<T, int64_t>) ok = v.is_number_integer();
   else ok = v.is_string();
   if (!ok)
     throw std::invalid_argument("make_norm(" + name + "): option '" + key + "' has the wrong type (" +
@@ -38,25 +59,103 @@ T get_opt(const nlohmann::json& opts, const std::string& name, const std::string
 }
 }  // namespace
 
-const std::vector<std::string>& norm_option_keys(const std::string& name) {
-  static const std::vector<std::string> common{"impl", "eps", "unbiased", "eps_inside", "dtype"};
-  static const std::vector<std::string> ada = [] {
+const std::vector<std::string>& norm_option_keys(const std::string& name_in) {
+  using Keys = std::vector<std::string>;
+  static const Keys common{"impl", "eps", "unbiased", "eps_inside", "dtype"};
+  static const Keys ada = [] {
     auto v = common;
     v.insert(v.end(), {"C", "k"});
     return v;
   }();
-  static const std::vector<std::string> ln = [] {
+  static const Keys ln = [] {
     auto v = common;
     v.push_back("affine");
     return v;
   }();
+  // The batch-statistic and grouped norms: eps, dtype, affine, plus their own.
+  static const std::map<std::string, Keys> other{
+      {"batchnorm", {"eps", "dtype", "affine", "momentum", "released"}},
+      {"powernorm-v", {"eps", "dtype", "affine", "alpha_fwd", "layer_scale", "layer_scale_groups"}},
+      {"powernorm",
+       {"eps", "dtype", "affine", "alpha_fwd", "alpha_bwd", "warmup_iters", "warmup_double_update", "bwd_scale",
+        "layer_scale", "layer_scale_groups"}},
+      {"groupnorm", {"eps", "dtype", "affine", "groups"}},
+      {"lng", {"eps", "dtype", "affine", "groups"}},
+      {"rmsnorm", {"eps", "dtype", "affine", "bias"}},
+  };
+  const std::string name = canonical_norm_name(name_in);
   const auto& names = norm_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
     throw std::invalid_argument("unknown norm '" + name + "' (valid: " + join(names) + ")");
+  if (auto it = other.find(name); it != other.end()) return it->second;
   return name == "adanorm" ? ada : name == "none" ? common : ln;
 }
 
-std::shared_ptr<Module> make_norm(const std::string& name, int64_t d, const nlohmann::json& opts) {
+namespace {
+DType parse_dtype(const nlohmann::json& o, const std::string& name) {
+  const std::string dt = get_opt<std::string>(o, name, "dtype", "float32");
+  if (dt != "float32" && dt != "float64")
+    throw std::invalid_argument("make_norm(" + name + "): dtype must be 'float32' or 'float64', got '" + dt + "'");
+  return dt == "float64" ? DType::Float64 : DType::Float32;
+}
+
+// The norms outside the LayerNorm family (batch statistics, groups, RMS); o holds only valid keys.
+std::shared_ptr<Module> make_other_norm(const std::string& name, int64_t d, const nlohmann::json& o) {
+  const DType dtype = parse_dtype(o, name);
+  const double eps = get_opt<double>(o, name, "eps", 1e-5);
+  const bool affine = get_opt<bool>(o, name, "affine", true);
+  if (name == "batchnorm") {
+    BatchNormConfig c;
+    c.eps = eps;
+    c.affine = affine;
+    c.released = get_opt<bool>(o, name, "released", false);
+    c.momentum = get_opt<double>(o, name, "momentum", c.released ? 0.05 : 0.1);
+    return std::make_shared<BatchNorm>(d, c, dtype);
+  }
+  if (name == "powernorm-v") {
+    PowerNormVConfig c;
+    c.eps = eps;
+    c.affine = affine;
+    c.alpha_fwd = get_opt<double>(o, name, "alpha_fwd", c.alpha_fwd);
+    c.layer_scale = get_opt<bool>(o, name, "layer_scale", c.layer_scale);
+    c.layer_scale_groups = get_opt<int64_t>(o, name, "layer_scale_groups", c.layer_scale_groups);
+    return std::make_shared<PowerNormV>(d, c, dtype);
+  }
+  if (name == "powernorm") {
+    PowerNormConfig c;
+    c.eps = eps;
+    c.affine = affine;
+    c.alpha_fwd = get_opt<double>(o, name, "alpha_fwd", c.alpha_fwd);
+    c.alpha_bwd = get_opt<double>(o, name, "alpha_bwd", c.alpha_bwd);
+    c.warmup_iters = get_opt<int64_t>(o, name, "warmup_iters", c.warmup_iters);
+    c.warmup_double_update = get_opt<bool>(o, name, "warmup_double_update", c.warmup_double_update);
+    const std::string bs = get_opt<std::string>(o, name, "bwd_scale", "batch");
+    if (bs != "batch" && bs != "running")
+      throw std::invalid_argument("make_norm(powernorm): bwd_scale must be 'batch' (released code: dL/dx / psi_B) or "
+                                  "'running' (paper Eq. 12: dL/dx / psi_{t-1}), got '" + bs + "'");
+    c.bwd_scale_batch = bs == "batch";
+    c.layer_scale = get_opt<bool>(o, name, "layer_scale", c.layer_scale);
+    c.layer_scale_groups = get_opt<int64_t>(o, name, "layer_scale_groups", c.layer_scale_groups);
+    return std::make_shared<PowerNorm>(d, c, dtype);
+  }
+  if (name == "groupnorm" || name == "lng") {
+    GroupNormConfig c;
+    c.eps = eps;
+    c.affine = affine;
+    c.groups = get_opt<int64_t>(o, name, "groups", 1);
+    if (name == "groupnorm") return std::make_shared<GroupNorm>(d, c, dtype);
+    return std::make_shared<LayerNormG>(d, c, dtype);
+  }
+  RMSNormConfig c;  // rmsnorm
+  c.eps = eps;
+  c.affine = affine;
+  c.bias = get_opt<bool>(o, name, "bias", false);
+  return std::make_shared<RMSNorm>(d, c, dtype);
+}
+}  // namespace
+
+std::shared_ptr<Module> make_norm(const std::string& name_in, int64_t d, const nlohmann::json& opts) {
+  const std::string name = canonical_norm_name(name_in);
   const auto& names = norm_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
     throw std::invalid_argument("make_norm: unknown norm '" + name + "' (valid: " + join(names) + ")");
@@ -71,16 +170,16 @@ std::shared_ptr<Module> make_norm(const std::string& name, int64_t d, const nloh
                                     ")");
 
   const nlohmann::json o = opts.is_object() ? opts : nlohmann::json::object();
+  const auto& family = layernorm_family_names();
+  if (std::find(family.begin(), family.end(), name) == family.end()) return make_other_norm(name, d, o);
+
   LayerNormConfig cfg = name == "none" || name == "adanorm" ? LayerNormConfig::variant("layernorm-simple")
                                                             : LayerNormConfig::variant(name);
   cfg.impl = parse_norm_impl(get_opt<std::string>(o, name, "impl", "fused"));
   cfg.eps = get_opt<double>(o, name, "eps", cfg.eps);
   cfg.unbiased = get_opt<bool>(o, name, "unbiased", cfg.unbiased);
   cfg.eps_inside = get_opt<bool>(o, name, "eps_inside", cfg.eps_inside);
-  const std::string dt = get_opt<std::string>(o, name, "dtype", "float32");
-  if (dt != "float32" && dt != "float64")
-    throw std::invalid_argument("make_norm(" + name + "): dtype must be 'float32' or 'float64', got '" + dt + "'");
-  const DType dtype = dt == "float64" ? DType::Float64 : DType::Float32;
+  const DType dtype = parse_dtype(o, name);
 
   if (name == "none") return std::make_shared<NoNorm>(d);
   if (name == "adanorm") {

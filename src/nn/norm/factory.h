@@ -10,12 +10,21 @@
 
 namespace nl {
 
-/// Valid names, in the order of Xu et al. 2019's tables: none, layernorm, layernorm-simple,
-/// detachnorm, detach-mean, detach-variance, adanorm.
+/// The LayerNorm family of Xu et al. 2019, in the order of its tables: none, layernorm,
+/// layernorm-simple, detachnorm, detach-mean, detach-variance, adanorm (what the Xu et al. closed forms,
+/// `normlab grad` and `reproduce adanorm` know).
+const std::vector<std::string>& layernorm_family_names();
+
+/// Every valid name: layernorm_family_names(), then batchnorm, powernorm-v, powernorm (Shen et al.
+/// 2020), groupnorm, lng (Ni et al. 2024), rmsnorm (Zhang & Sennrich 2019). make_norm and
+/// norm_option_keys also accept the aliases "pn-v" (= powernorm-v) and "ln-g" (= lng).
 const std::vector<std::string>& norm_names();
 
+/// `name` with an alias resolved ("pn-v" -> "powernorm-v", "ln-g" -> "lng"); other names unchanged.
+std::string canonical_norm_name(const std::string& name);
+
 /// The option keys make_norm accepts for `name` (so callers can pass only the settings a norm uses,
-/// e.g. AdaNorm's "C"). Throws std::invalid_argument for an unknown name.
+/// e.g. AdaNorm's "C", GroupNorm's "groups"). Throws std::invalid_argument for an unknown name.
 const std::vector<std::string>& norm_option_keys(const std::string& name);
 
 /// Builds norm `name` over the last dim d (input [..., d]). `opts` (a JSON object or null):
@@ -25,7 +34,23 @@ const std::vector<std::string>& norm_option_keys(const std::string& name);
 ///   "dtype": "float32" (default) | "float64" (dtype of the gain/bias parameters);
 ///   layernorm family only: "affine": bool (overrides the variant's default);
 ///   adanorm only: "C": number (1.0), "k": number (0.1).
-/// "none" accepts the common keys and ignores them. Throws std::invalid_argument on an unknown name
+/// "none" accepts the common keys and ignores them.
+/// The other norms take "eps" (1e-5, inside the sqrt), "dtype" and "affine" (true: per-feature gain
+/// "weight" and bias "bias"), and:
+///   batchnorm (batch_norm.h):    "momentum": number (0.1; weight of the new batch, torch convention;
+///                                0.05 when released), "released": bool (false; true = the shipped
+///                                MaskSyncBatchNorm: layer scaling, pads filled with the mean);
+///   powernorm-v (power_norm.h):  "alpha_fwd": number (0.9; running_phi <- a running_phi + (1-a) psi_B^2),
+///                                "layer_scale": bool (false), "layer_scale_groups": integer (1);
+///   powernorm (power_norm.h):    "alpha_fwd" (0.9), "alpha_bwd" (0.9), "warmup_iters": integer (1000),
+///                                "warmup_double_update": bool (true, as the code), "bwd_scale": "batch"
+///                                (code, default) | "running" (paper Eq. 12), "layer_scale": bool (true,
+///                                as the code), "layer_scale_groups": integer (1; the code uses the number
+///                                of attention heads);
+///   groupnorm, lng (group_norm.h): "groups": integer (1), which must divide d;
+///   rmsnorm (rms_norm.h):        "bias": bool (false; needs affine).
+/// batchnorm, powernorm-v and powernorm are MaskedNorms (masked_norm.h): pass the padding mask with
+/// nl::norm_forward(norm, x, pad_mask). Throws std::invalid_argument on an unknown name
 /// (listing the valid names), on a key not valid for that name (listing the valid keys), or on a value
 /// of the wrong type.
 std::shared_ptr<Module> make_norm(const std::string& name, int64_t d, const nlohmann::json& opts = {});

@@ -61,14 +61,14 @@ Forward forward_stats(const std::vector<double>& x, const Estimator& est) {
 }
 
 bool known_variant(const std::string& v) {
-  const auto& n = norm_names();
+  const auto& n = layernorm_family_names();
   return std::find(n.begin(), n.end(), v) != n.end();
 }
 
 void require_variant(const std::string& v) {
   if (known_variant(v)) return;
   std::string list;
-  for (const auto& n : norm_names()) list += (list.empty() ? "" : ", ") + n;
+  for (const auto& n : layernorm_family_names()) list += (list.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown norm '" + v + "' (valid: " + list + ")");
 }
 

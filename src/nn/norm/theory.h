@@ -59,7 +59,7 @@ struct Forward {
 };
 Forward forward_stats(const std::vector<double>& x, const Estimator& est = Estimator::paper());
 
-/// The names the closed forms know: norm_names() of factory.h. "layernorm" is taken at its
+/// The names the closed forms know: layernorm_family_names() of factory.h. "layernorm" is taken at its
 /// initialisation (gain 1, bias 0), where it equals LayerNorm-simple; "none" is the identity.
 bool known_variant(const std::string& variant);
 /// Throws std::invalid_argument naming the valid variants if `variant` is unknown.

@@ -1,0 +1,70 @@
+// BatchNorm with padding masks and the released MaskSyncBatchNorm; equations in batch_norm.h.
+#include "nn/norm/batch_norm.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "nn/norm/group_norm.h"
+#include "nn/norm/rms_norm.h"
+
+namespace nl {
+
+BatchNorm::BatchNorm(int64_t d, BatchNormConfig cfg, DType dtype) : MaskedNorm("BatchNorm"), dim(d), cfg_(cfg) {
+  if (d < 1) throw std::invalid_argument("BatchNorm: d must be >= 1, got " + std::to_string(d));
+  if (!(cfg.eps >= 0)) throw std::invalid_argument("BatchNorm: eps must be >= 0, got " + std::to_string(cfg.eps));
+  if (!(cfg.momentum >= 0 && cfg.momentum <= 1))
+    throw std::invalid_argument("BatchNorm: momentum must be in [0, 1] (torch convention: the weight of the new "
+                                "batch), got " + std::to_string(cfg.momentum));
+  register_affine(*this, d, cfg.affine, dtype, weight, bias);
+  register_buffer("running_mean", Tensor::zeros({d}, dtype));
+  register_buffer("running_var", Tensor::ones({d}, dtype));
+  register_buffer("num_batches_tracked", Tensor::scalar(0, DType::Int64));
+}
+
+Variable BatchNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
+  const std::string who = "BatchNorm(" + std::to_string(dim) + ")";
+  Rows r = to_rows(x, dim, who);
+  int64_t n = 0;
+  const Tensor w = keep_weights(pad_mask, r, x.dtype(), n, who);
+  Variable h = cfg_.released ? group_scale(r.rows, 1) : r.rows;  // LayerScaling1D in the released code
+  const int64_t R = h.size(0);
+  Variable y;
+  if (is_training()) {
+    if (n < 2)
+      throw std::invalid_argument(who + ": training needs more than one non-padding row per batch to estimate a "
+                                        "variance, got " + std::to_string(n) + "; use a larger batch or eval()");
+    Variable mu = kept_mean(h, w, n);  // [1, d]
+    Variable c = sub(h, mu);
+    Variable var;       // the variance the forward divides by
+    double unbias = 0;  // running_var takes var * unbias
+    if (cfg_.released) {
+      c = mul(c, Variable(w));  // pad rows := mu, so their deviation is 0
+      var = affine(sum(square(c), {0}, true), 1.0 / (double)R, 0.0);
+      unbias = (double)R / (double)(R - 1);
+    } else {
+      var = kept_mean(square(c), w, n);
+      unbias = (double)n / (double)(n - 1);
+    }
+    y = div(c, sqrt(affine(var, 1.0, cfg_.eps)));
+    NoGradGuard ng;
+    const double m = cfg_.momentum;
+    Tensor rm = buffer("running_mean"), rv = buffer("running_var");
+    rm.copy_(add(affine(rm, 1.0 - m, 0.0), affine(mu.data().reshape({dim}).to(rm.dtype()), m, 0.0)));
+    rv.copy_(add(affine(rv, 1.0 - m, 0.0), affine(var.data().reshape({dim}).to(rv.dtype()), m * unbias, 0.0)));
+    Tensor nb = buffer("num_batches_tracked");
+    nb.fill_(nb.item() + 1);
+  } else {
+    const Tensor rm = buffer("running_mean").to(x.dtype()), rv = buffer("running_var").to(x.dtype());
+    y = div(sub(h, Variable(rm)), Variable(sqrt(affine(rv, 1.0, cfg_.eps))));
+  }
+  return from_rows(apply_affine(y, weight, bias), r);
+}
+
+std::string BatchNorm::extra_repr() const {
+  std::ostringstream o;
+  o << dim << ", momentum=" << cfg_.momentum << ", eps=" << cfg_.eps << ", affine=" << (cfg_.affine ? "true" : "false")
+    << (cfg_.released ? ", released (MaskSyncBatchNorm)" : "");
+  return o.str();
+}
+
+}  // namespace nl

@@ -1,0 +1,48 @@
+#pragma once
+// BatchNorm with padding masks (Ioffe & Szegedy 2015; Shen et al. 2020 Algorithm 1 and Sec. 3 "BN with
+// padding masks"), per feature over the non-padding rows of the batch (layouts in masked_norm.h):
+//
+//   training:  mu_B = mean over kept rows of x,  sigma_B^2 = biased variance over kept rows,
+//              y = (x - mu_B) / sqrt(sigma_B^2 + eps)  (every row, pads included),  z = gamma ⊙ y + beta;
+//              exact gradient through mu_B and sigma_B^2 (Shen Eq. 3), by autograd;
+//              running_mean <- (1 - m) running_mean + m mu_B,
+//              running_var  <- (1 - m) running_var + m sigma_B^2 N/(N - 1)  (unbiased, as torch; N kept rows);
+//   eval:      y = (x - running_mean) / sqrt(running_var + eps)  (Algorithm 1, "Inference").
+//
+// `released` = the shipped "batch" baseline of sIncerass/powernorm, MaskSyncBatchNorm (seed-code §2.9):
+//   LayerScaling1D first (x / sqrt(mean over all d features of x^2 + 1e-5), per row), pad rows replaced by
+//   the per-feature mean of the kept rows, then torch batch norm over all R rows: the mean is unchanged,
+//   the biased variance becomes sum_kept (x - mu_B)^2 / R (shrunk by N/R), pad outputs equal beta, the
+//   running variance uses R/(R - 1); momentum 0.05 by default.
+// Buffers: running_mean [d] (0), running_var [d] (1), num_batches_tracked (int64 scalar), as torch.
+#include "nn/norm/masked_norm.h"
+
+namespace nl {
+
+/// Options of BatchNorm.
+struct BatchNormConfig {
+  double momentum = 0.1;  ///< running <- (1 - momentum) running + momentum batch (torch); in [0, 1]
+  double eps = 1e-5;      ///< inside the sqrt
+  bool affine = true;     ///< gain "weight" (init 1) and "bias" (init 0), per feature
+  bool released = false;  ///< the released MaskSyncBatchNorm (see the file comment)
+};
+
+/// BatchNorm over d features (see the file comment). Training needs at least 2 kept rows.
+/// Throws std::invalid_argument on d < 1, eps < 0, momentum outside [0, 1], a wrong layout or mask, or a
+/// training batch with fewer than 2 kept rows.
+class BatchNorm : public MaskedNorm {
+ public:
+  BatchNorm(int64_t d, BatchNormConfig cfg = {}, DType dtype = DType::Float32);
+  std::string extra_repr() const override;
+  const BatchNormConfig& config() const { return cfg_; }
+  Variable weight, bias;  ///< [d]; undefined without affine
+  int64_t dim;
+
+ protected:
+  Variable forward_masked(const Variable& x, const Tensor& pad_mask) override;
+
+ private:
+  BatchNormConfig cfg_;
+};
+
+}  // namespace nl

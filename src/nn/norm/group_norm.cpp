@@ -1,0 +1,97 @@
+// GroupNorm and LN-G; equations in group_norm.h.
+#include "nn/norm/group_norm.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "nn/norm/layer_norm.h"
+
+namespace nl {
+
+void check_groups(int64_t d, int64_t groups, const std::string& who) {
+  if (groups < 1 || d % groups != 0)
+    throw std::invalid_argument(who + ": groups = " + std::to_string(groups) + " must be >= 1 and divide the " +
+                                "feature dim " + std::to_string(d) + "; pick a divisor of " + std::to_string(d));
+}
+
+namespace {
+// Biased variance, eps inside the sqrt, no gain/bias: one LayerNorm over the last dim.
+LayerNormConfig plain_ln(double eps) {
+  LayerNormConfig c = LayerNormConfig::variant("layernorm-simple");
+  c.eps = eps;
+  return c;
+}
+
+void check_eps(double eps, const std::string& who) {
+  if (!(eps >= 0)) throw std::invalid_argument(who + ": eps must be >= 0, got " + std::to_string(eps));
+}
+}  // namespace
+
+Variable grouped_normalize(const Variable& rows, int64_t groups, bool center, double eps) {
+  const int64_t R = rows.size(0), D = rows.size(1);
+  check_groups(D, groups, "grouped_normalize");
+  Variable g = reshape(rows, {R, groups, D / groups});
+  Variable y;
+  if (center) {
+    y = layer_norm_normalize(g, plain_ln(eps));
+  } else {  // x / sqrt(mean(x^2) + eps) per group
+    y = div(g, sqrt(affine(mean(square(g), {-1}, /*keepdim=*/true), 1.0, eps)));
+  }
+  return reshape(y, {R, D});
+}
+
+void register_affine(Module& m, int64_t d, bool affine, DType dtype, Variable& weight, Variable& bias) {
+  if (!affine) return;
+  weight = m.register_parameter("weight", Tensor::ones({d}, dtype));
+  bias = m.register_parameter("bias", Tensor::zeros({d}, dtype));
+}
+
+Variable apply_affine(const Variable& y, const Variable& weight, const Variable& bias) {
+  Variable z = weight.defined() ? mul(y, weight) : y;
+  return bias.defined() ? add(z, bias) : z;
+}
+
+GroupNorm::GroupNorm(int64_t d, GroupNormConfig cfg, DType dtype) : Module("GroupNorm"), dim(d), cfg_(cfg) {
+  if (d < 1) throw std::invalid_argument("GroupNorm: d must be >= 1, got " + std::to_string(d));
+  check_groups(d, cfg.groups, "GroupNorm");
+  check_eps(cfg.eps, "GroupNorm");
+  register_affine(*this, d, cfg.affine, dtype, weight, bias);
+}
+
+Variable GroupNorm::forward(const Variable& x) {
+  Rows r = to_rows(x, dim, "GroupNorm(" + std::to_string(dim) + ")");
+  if (!r.image) return from_rows(apply_affine(grouped_normalize(r.rows, cfg_.groups, true, cfg_.eps), weight, bias), r);
+  // Images: each group pools its C/G channels over all H x W pixels (torch.nn.GroupNorm).
+  const Shape& s = r.shape;
+  Variable y = reshape(layer_norm_normalize(reshape(x, {s[0], cfg_.groups, s[1] / cfg_.groups * s[2] * s[3]}),
+                                            plain_ln(cfg_.eps)),
+                       s);
+  if (!cfg_.affine) return y;
+  return add(mul(y, reshape(weight, {1, dim, 1, 1})), reshape(bias, {1, dim, 1, 1}));
+}
+
+std::string GroupNorm::extra_repr() const {
+  std::ostringstream o;
+  o << dim << ", groups=" << cfg_.groups << ", eps=" << cfg_.eps << ", affine=" << (cfg_.affine ? "true" : "false");
+  return o.str();
+}
+
+LayerNormG::LayerNormG(int64_t d, GroupNormConfig cfg, DType dtype) : Module("LayerNormG"), dim(d), cfg_(cfg) {
+  if (d < 1) throw std::invalid_argument("LayerNormG: d must be >= 1, got " + std::to_string(d));
+  check_groups(d, cfg.groups, "LayerNormG");
+  check_eps(cfg.eps, "LayerNormG");
+  register_affine(*this, d, cfg.affine, dtype, weight, bias);
+}
+
+Variable LayerNormG::forward(const Variable& x) {
+  Rows r = to_rows(x, dim, "LayerNormG(" + std::to_string(dim) + ")");  // images: one row per pixel
+  return from_rows(apply_affine(grouped_normalize(r.rows, cfg_.groups, true, cfg_.eps), weight, bias), r);
+}
+
+std::string LayerNormG::extra_repr() const {
+  std::ostringstream o;
+  o << dim << ", groups=" << cfg_.groups << ", eps=" << cfg_.eps << ", affine=" << (cfg_.affine ? "true" : "false");
+  return o.str();
+}
+
+}  // namespace nl

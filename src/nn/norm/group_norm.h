@@ -1,0 +1,70 @@
+#pragma once
+// Grouped per-sample norms: GroupNorm (Wu & He 2018, PyTorch semantics) and LN-G (Ni et al. 2024,
+// "group based LN"). Both split the D features into G contiguous groups of n = D/G and normalise each
+// group with its own statistics (biased variance, eps inside the sqrt):
+//
+//   y = (x - mu_g) / sqrt(sigma_g^2 + eps),   mu_g, sigma_g^2 over the group,   z = w ⊙ y + b  (per feature).
+//
+// They differ only in what a group pools over on images [N, C, H, W]:
+//   groupnorm: the group's C/G channels over all H x W pixels of one image (torch.nn.GroupNorm, Wu & He
+//              Eq. 1 with S_i = the group's (C/G, H, W) block);
+//   lng:       the group's C/G channels at each pixel on its own ("LN-G-Position",
+//              ni-pn-details.md §4; Musicath/Parallel-LN pln.py permutes NCHW to NHWC).
+// On tokens ([N, D], [B, T, D]) the two are the same function: LN applied per group of features (LN-G
+// with G = 1 is LayerNorm; GroupNorm with G = 1 on an image is LayerNorm over (C, H, W)).
+// Gradients are exact (autograd through the fused LayerNorm kernel of autograd/functions/layer_norm.cpp,
+// whose closed-form backward is Xu et al. 2019 appendix B).
+#include "nn/norm/masked_norm.h"
+
+namespace nl {
+
+/// Normalises each of the G contiguous groups of the last dim of `rows` [R, D] on its own:
+/// centred (LayerNorm per group, biased variance) or not (RMS per group: x / sqrt(mean(x^2) + eps)).
+/// No gain/bias. Throws std::invalid_argument if G < 1 or G does not divide D (naming both).
+Variable grouped_normalize(const Variable& rows, int64_t groups, bool center, double eps);
+
+/// Throws std::invalid_argument naming `who` unless 1 <= groups and groups divides d.
+void check_groups(int64_t d, int64_t groups, const std::string& who);
+
+/// Options of GroupNorm and LN-G.
+struct GroupNormConfig {
+  int64_t groups = 1;   ///< G, the number of groups (must divide the feature dim)
+  double eps = 1e-5;    ///< inside the sqrt
+  bool affine = true;   ///< per-feature gain "weight" (init 1) and "bias" (init 0)
+};
+
+/// GroupNorm over d channels (see the file comment): [N, d], [B, T, d] or [N, d, H, W] -> same shape.
+/// Throws std::invalid_argument on d < 1, eps < 0, groups not dividing d, or an input of another layout.
+class GroupNorm : public Module {
+ public:
+  GroupNorm(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32);
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+  Variable weight, bias;  ///< [d]; undefined without affine
+  int64_t dim;
+
+ private:
+  GroupNormConfig cfg_;
+};
+
+/// LN-G over d features (see the file comment): [N, d], [B, T, d] or [N, d, H, W] (per pixel) -> same
+/// shape. Same throws as GroupNorm.
+class LayerNormG : public Module {
+ public:
+  LayerNormG(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32);
+  Variable forward(const Variable& x) override;
+  std::string extra_repr() const override;
+  Variable weight, bias;  ///< [d]; undefined without affine
+  int64_t dim;
+
+ private:
+  GroupNormConfig cfg_;
+};
+
+/// Registers "weight" (ones) and "bias" (zeros) of size d on `m` when `affine`; used by every norm
+/// of this directory with a per-feature gain/bias.
+void register_affine(Module& m, int64_t d, bool affine, DType dtype, Variable& weight, Variable& bias);
+/// z = w ⊙ y + b on rows [R, D] (w, b [D]); y itself when w is undefined; b may be undefined.
+Variable apply_affine(const Variable& y, const Variable& weight, const Variable& bias);
+
+}  // namespace nl

@@ -1,0 +1,71 @@
+#pragma once
+// MaskedNorm: the base of the norms whose statistics pool over the batch (batchnorm, powernorm-v,
+// powernorm), which must leave padding positions out of those statistics (Shen et al. 2020, Sec. 3:
+// "BN with padding masks"; seed-code §2.5). Module::forward takes one Variable, so these norms take the
+// padding mask through a second, typed entry point:
+//
+//   norm_forward(*norm, x, pad_mask)   <- what every norm slot should call (works for ANY norm:
+//                                         per-token norms ignore the mask, MaskedNorms use it);
+//   masked.forward(x, pad_mask)        <- the same without hooks; forward(x) = no padding.
+//
+// Layouts shared by every norm of this directory except the LayerNorm family (`rows` below):
+//   [N, D] and [B, T, D]: features last; a row is one sample / token;
+//   [N, C, H, W]:         images, channels at dim 1; a row is one pixel of one image (permuted to
+//                         [N, H, W, C] and flattened).
+// The padding mask has the input's shape without the feature dim ([B, T] for [B, T, D], [N] for
+// [N, D]); any dtype, != 0 marks a padding position (torch.nn.MultiheadAttention's key_padding_mask
+// convention, as AttentionOptions). Images take no mask.
+#include "nn/module.h"
+
+namespace nl {
+
+/// Base class of the batch-statistic norms (see the file comment). Subclasses implement
+/// forward_masked; forward(x) runs it without a mask.
+class MaskedNorm : public Module {
+ public:
+  using Module::Module;
+  /// Normalises x (see the layouts above) with statistics over the non-padding rows only. The output
+  /// has x's shape and is computed at padding positions too (from the non-pad statistics), as in the
+  /// released MaskPowerNorm. An undefined pad_mask means no padding. Throws std::invalid_argument on a
+  /// mask of the wrong shape or one that pads every position.
+  Variable forward(const Variable& x, const Tensor& pad_mask) { return forward_masked(x, pad_mask); }
+  Variable forward(const Variable& x) final { return forward_masked(x, Tensor()); }
+  /// forward(x, pad_mask), then the forward hooks (with input {x}).
+  Variable operator()(const Variable& x, const Tensor& pad_mask);
+
+ protected:
+  virtual Variable forward_masked(const Variable& x, const Tensor& pad_mask) = 0;
+};
+
+/// The call for norm slots: runs `norm` on x with its hooks, passing pad_mask when the norm is a
+/// MaskedNorm and ignoring it otherwise (per-token norms need none). pad_mask may be undefined.
+Variable norm_forward(Module& norm, const Variable& x, const Tensor& pad_mask);
+
+/// True when `norm` pools statistics over the batch (a MaskedNorm): such a norm must not sit in a
+/// causal decoder, where the batch statistics would leak future tokens (Shen et al. 2020, Sec. 5.1).
+bool uses_batch_statistics(const Module& norm);
+
+/// x in one of the layouts above, viewed as rows [R, D] (the feature/channel dim last).
+struct Rows {
+  Variable rows;   ///< [R, D]
+  Shape shape;     ///< the input's shape
+  bool image = false;
+  int64_t features() const { return rows.size(1); }
+};
+
+/// Views x as rows; `who` names the layer in errors. Throws std::invalid_argument unless x is
+/// [N, d], [B, T, d] or [N, d, H, W].
+Rows to_rows(const Variable& x, int64_t d, const std::string& who);
+/// The inverse of to_rows: [R, D] back to the input's layout.
+Variable from_rows(const Variable& rows, const Rows& layout);
+
+/// Per-row weights [R, 1] in `dtype`: 1 for a kept row, 0 for a padding row (all 1 when pad_mask is
+/// undefined). `count` receives the number of kept rows. Throws std::invalid_argument when the mask's
+/// shape is not the input's without its last dim, when the input is an image, or when every row is
+/// padding (naming the shapes and the fix).
+Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int64_t& count, const std::string& who);
+
+/// Mean over the kept rows, per feature: sum_r w_r v_r / count, [R, D] -> [1, D] (differentiable).
+Variable kept_mean(const Variable& v, const Tensor& w, int64_t count);
+
+}  // namespace nl

@@ -1,0 +1,124 @@
+// PN-V and PN (Shen et al. 2020); equations in power_norm.h, PN's backward in
+// autograd/functions/power_norm.cpp.
+#include "nn/norm/power_norm.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "nn/norm/group_norm.h"
+#include "nn/norm/rms_norm.h"
+
+namespace nl {
+
+namespace {
+void check_common(int64_t d, double eps, bool layer_scale, int64_t groups, const std::string& who) {
+  if (d < 1) throw std::invalid_argument(who + ": d must be >= 1, got " + std::to_string(d));
+  if (!(eps >= 0)) throw std::invalid_argument(who + ": eps must be >= 0, got " + std::to_string(eps));
+  if (layer_scale) check_groups(d, groups, who + " layer_scale_groups");
+}
+
+void check_alpha(double a, const char* name, const std::string& who) {
+  if (!(a >= 0 && a <= 1))
+    throw std::invalid_argument(who + ": " + name + " must be in [0, 1] (the weight of the old running value), got " +
+                                std::to_string(a));
+}
+
+void register_power_buffers(Module& m, int64_t d, DType dtype) {
+  m.register_buffer("running_phi", Tensor::ones({d}, dtype));  // psi^2, init 1 as the code
+}
+
+// running <- a running + (1 - a) batch  (Eq. 10), in place.
+void ema_update(Tensor running, const Tensor& batch, double a) {
+  running.copy_(add(affine(running, a, 0.0), affine(batch.to(running.dtype()), 1.0 - a, 0.0)));
+}
+
+// y = x / sqrt(running_phi + eps) with running statistics only (eval of PN-V and PN).
+Variable eval_scale(const Variable& h, const Tensor& running_phi, double eps) {
+  return div(h, Variable(sqrt(affine(running_phi.to(h.dtype()), 1.0, eps))));
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------- PN-V
+
+PowerNormV::PowerNormV(int64_t d, PowerNormVConfig cfg, DType dtype) : MaskedNorm("PowerNormV"), dim(d), cfg_(cfg) {
+  check_common(d, cfg.eps, cfg.layer_scale, cfg.layer_scale_groups, "PowerNormV");
+  check_alpha(cfg.alpha_fwd, "alpha_fwd", "PowerNormV");
+  register_affine(*this, d, cfg.affine, dtype, weight, bias);
+  register_power_buffers(*this, d, dtype);
+}
+
+Variable PowerNormV::forward_masked(const Variable& x, const Tensor& pad_mask) {
+  const std::string who = "PowerNormV(" + std::to_string(dim) + ")";
+  Rows r = to_rows(x, dim, who);
+  int64_t n = 0;
+  const Tensor w = keep_weights(pad_mask, r, x.dtype(), n, who);
+  Variable h = cfg_.layer_scale ? group_scale(r.rows, cfg_.layer_scale_groups) : r.rows;
+  Variable y;
+  if (is_training()) {
+    Variable psi2 = kept_mean(square(h), w, n);  // psi_B^2 [1, d], differentiable (Eq. 4)
+    y = div(h, sqrt(affine(psi2, 1.0, cfg_.eps)));
+    NoGradGuard ng;
+    ema_update(buffer("running_phi"), psi2.data().reshape({dim}), cfg_.alpha_fwd);
+  } else {
+    y = eval_scale(h, buffer("running_phi"), cfg_.eps);
+  }
+  return from_rows(apply_affine(y, weight, bias), r);
+}
+
+std::string PowerNormV::extra_repr() const {
+  std::ostringstream o;
+  o << dim << ", alpha_fwd=" << cfg_.alpha_fwd << ", eps=" << cfg_.eps;
+  if (cfg_.layer_scale) o << ", layer_scale_groups=" << cfg_.layer_scale_groups;
+  return o.str();
+}
+
+// ------------------------------------------------------------------------------------------------ PN
+
+PowerNorm::PowerNorm(int64_t d, PowerNormConfig cfg, DType dtype) : MaskedNorm("PowerNorm"), dim(d), cfg_(cfg) {
+  check_common(d, cfg.eps, cfg.layer_scale, cfg.layer_scale_groups, "PowerNorm");
+  check_alpha(cfg.alpha_fwd, "alpha_fwd", "PowerNorm");
+  check_alpha(cfg.alpha_bwd, "alpha_bwd", "PowerNorm");
+  if (cfg.warmup_iters < 0)
+    throw std::invalid_argument("PowerNorm: warmup_iters must be >= 0, got " + std::to_string(cfg.warmup_iters));
+  register_affine(*this, d, cfg.affine, dtype, weight, bias);
+  register_power_buffers(*this, d, dtype);
+  register_buffer("ema_gz", Tensor::zeros({d}, dtype));
+  register_buffer("iters", Tensor::scalar(0, DType::Int64));
+}
+
+Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
+  const std::string who = "PowerNorm(" + std::to_string(dim) + ")";
+  Rows r = to_rows(x, dim, who);
+  int64_t n = 0;
+  const Tensor w = keep_weights(pad_mask, r, x.dtype(), n, who);
+  Variable h = cfg_.layer_scale ? group_scale(r.rows, cfg_.layer_scale_groups) : r.rows;  // step 1
+  if (!is_training()) return from_rows(apply_affine(eval_scale(h, buffer("running_phi"), cfg_.eps), weight, bias), r);
+
+  Tensor iters = buffer("iters"), phi = buffer("running_phi");
+  const int64_t it = (int64_t)iters.item() + 1;
+  iters.fill_((double)it);
+  Tensor psi2, fwd_scale, bwd_scale;
+  {
+    NoGradGuard ng;
+    psi2 = kept_mean(square(Variable(h.data())), w, n).data().reshape({dim});  // step 2
+    const Tensor batch_scale = sqrt(affine(psi2, 1.0, cfg_.eps));
+    fwd_scale = it <= cfg_.warmup_iters ? batch_scale : sqrt(affine(phi.to(psi2.dtype()), 1.0, cfg_.eps));  // step 3
+    bwd_scale = cfg_.bwd_scale_batch ? batch_scale : fwd_scale;
+    const bool warm = it < cfg_.warmup_iters;  // step 4 (note < here, <= above, as the code)
+    if (warm) phi.copy_(add(affine(phi, (double)(it - 1) / (double)it, 0.0), affine(psi2.to(phi.dtype()), 1.0 / (double)it, 0.0)));
+    if (!warm || cfg_.warmup_double_update) ema_update(phi, psi2, cfg_.alpha_fwd);
+  }
+  Variable z = power_norm_fused(h, fwd_scale, bwd_scale, buffer("ema_gz"), cfg_.alpha_bwd);  // step 5
+  return from_rows(apply_affine(z, weight, bias), r);                                        // step 6
+}
+
+std::string PowerNorm::extra_repr() const {
+  std::ostringstream o;
+  o << dim << ", alpha_fwd=" << cfg_.alpha_fwd << ", alpha_bwd=" << cfg_.alpha_bwd << ", eps=" << cfg_.eps
+    << ", warmup_iters=" << cfg_.warmup_iters << (cfg_.warmup_double_update ? "" : ", single warmup update")
+    << ", bwd_scale=" << (cfg_.bwd_scale_batch ? "batch" : "running");
+  if (cfg_.layer_scale) o << ", layer_scale_groups=" << cfg_.layer_scale_groups;
+  return o.str();
+}
+
+}  // namespace nl
