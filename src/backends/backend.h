@@ -184,23 +184,22 @@ class Backend {
   virtual void layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean,
                                    const Desc& rstd, const NormKernelOpts& o) = 0;
   /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
-  /// x_j = scale * scores_j + attn_mask[i, j]; P = softmax over the unblocked keys (blocked: 0; a row
-  /// with every key blocked: all 0); writes the dropped weights P_j * keep_j / (1 - dropout) into
-  /// `probs` (same shape; may alias `scores`) and the row log-sum-exp log sum_j exp(x_j) into `lse`
-  /// ([rows]; -inf for a fully blocked row). `key_padding` is [batch, tk] and `attn_mask` [tq, tk],
-  /// contiguous, in the scores' dtype, or a Desc with data == nullptr when absent. Float dtypes only;
-  /// throws std::invalid_argument on a dtype or shape mismatch (before any work).
-  virtual void attention_softmax(const Desc& probs, const Desc& lse, const Desc& scores, const Desc& key_padding,
-                                 const Desc& attn_mask, const AttentionKernelOpts& o) = 0;
-  /// Attention backward row kernel: from the recomputed raw `scores`, the saved `lse` and `gprobs` =
-  /// dL/d(dropped weights) = dO V^T (all as in attention_softmax), rebuilds P_j = exp(x_j - lse) on the
-  /// unblocked keys and the dropout mask, and writes
+  /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
+  /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights
+  /// P_j * keep_j / (1 - dropout) into `dropped` (same shape; ignored when o.dropout == 0, where they are
+  /// P). `key_padding` is [batch, tk] and `attn_mask` [tq, tk], contiguous, in the scores' dtype, or a
+  /// Desc with data == nullptr when absent. Float dtypes only; throws std::invalid_argument on a dtype,
+  /// shape or option mismatch (before any work).
+  virtual void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores,
+                                 const Desc& key_padding, const Desc& attn_mask, const AttentionKernelOpts& o) = 0;
+  /// Attention backward row kernel: from the weights `probs` = P of attention_softmax and `gprobs` =
+  /// dL/d(dropped weights) = dO V^T (same [rows, tk] layout), regenerates the dropout mask and writes
   ///   gscores_j = scale * P_j * (dP_j - sum_k P_k dP_k),  dP_j = gprobs_j * keep_j / (1 - dropout)
-  /// (the gradient w.r.t. the raw scores; 0 on blocked keys) and the dropped weights into `probs`
-  /// (for dV = probs^T dO). `gscores` may alias `gprobs` and `probs` may alias `scores`.
-  virtual void attention_softmax_backward(const Desc& gscores, const Desc& probs, const Desc& gprobs,
-                                          const Desc& scores, const Desc& lse, const Desc& key_padding,
-                                          const Desc& attn_mask, const AttentionKernelOpts& o) = 0;
+  /// (the gradient w.r.t. the raw scores; 0 where P is 0, i.e. on blocked keys) and, when o.dropout > 0,
+  /// the dropped weights into `dropped` (for dV = dropped^T dO; ignored when o.dropout == 0).
+  /// `gscores` may alias `gprobs`. Same checks as attention_softmax.
+  virtual void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs,
+                                          const Desc& probs, const AttentionKernelOpts& o) = 0;
   /// One Adam/AdamW step in place on contiguous param, grad, m, v (same dtype and size).
   virtual void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
                          const AdamKernelOpts& o) = 0;

@@ -1,6 +1,6 @@
 // Scaled dot-product attention (Vaswani et al. 2017, Eq. 1): argument checks, the fused op (batched
-// GEMMs over B*H heads around the backend's attention row kernels; docs/attention.md) and its composite
-// twin from primitive ops.
+// GEMMs over B*H heads around the backend's attention row kernels; saves q, k, v and the weights P, the
+// dropout mask is regenerated; docs/attention.md) and its composite twin from primitive ops.
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
@@ -107,39 +107,37 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   Tensor am = o.attn_mask.defined() ? o.attn_mask.to(dev).to(dt).contiguous() : Tensor();
   Backend& be = backend_for(dev.type);
 
-  Tensor p = Tensor::empty({BH, Tq, Tk}, dt, dev);  // raw scores, then the dropped weights in place
+  const bool drop = ko.dropout > 0;
+  Tensor p = Tensor::empty({BH, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
   batched_gemm(p, false, true, Tq, Tk, dh, qc, kc, BH);
-  Tensor lse = Tensor::empty({B, H, Tq}, dt, dev);
-  be.attention_softmax(p.desc(), lse.desc(), p.desc(), opt_desc(pad), opt_desc(am), ko);
+  Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
+  be.attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
   Tensor out = Tensor::empty({B, H, Tq, dv}, dt, dev);
-  batched_gemm(out, false, false, Tq, dv, Tk, p, vc, BH);
+  batched_gemm(out, false, false, Tq, dv, Tk, pd, vc, BH);
+  pd = Tensor();
 
-  std::vector<SavedTensor> keep{saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(lse, "row log-sum-exp")};
-  if (pad.defined()) keep.push_back(saved(pad, "key padding mask (1 = pad)"));
-  if (am.defined()) keep.push_back(saved(am, "attn_mask"));
   std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + std::to_string(ko.dropout);
   return make_result(
       out, "Attention", {q, k, v},
-      [qc, kc, vc, lse, pad, am, ko](const Tensor& gout, const std::vector<bool>& need) {
+      [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {
         const int64_t BH = ko.batch * ko.heads, Tq = ko.tq, Tk = ko.tk, dh = qc.size(3), dv = vc.size(3);
+        const bool drop = ko.dropout > 0;
         Tensor g = gout.contiguous();
-        Tensor p = Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device());   // raw scores -> dropped weights
         Tensor gs = Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device());  // dO V^T -> dL/d(raw scores)
-        batched_gemm(p, false, true, Tq, Tk, dh, qc, kc, BH);
         batched_gemm(gs, false, true, Tq, Tk, dv, g, vc, BH);
+        Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device()) : p;  // regenerated dropped weights
         backend_for(g.device().type)
-            .attention_softmax_backward(gs.desc(), p.desc(), gs.desc(), p.desc(), lse.desc(), opt_desc(pad),
-                                        opt_desc(am), ko);
+            .attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
         std::vector<Tensor> r(3);
         if (need[0]) batched_gemm(r[0] = Tensor::empty(qc.shape(), g.dtype(), g.device()), false, false, Tq, dh, Tk,
                                   gs, kc, BH);
         if (need[1]) batched_gemm(r[1] = Tensor::empty(kc.shape(), g.dtype(), g.device()), true, false, Tk, dh, Tq,
                                   gs, qc, BH);
         if (need[2]) batched_gemm(r[2] = Tensor::empty(vc.shape(), g.dtype(), g.device()), true, false, Tk, dv, Tq,
-                                  p, g, BH);
+                                  pd, g, BH);
         return r;
       },
-      std::move(keep), note);
+      {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);
 }
 
 }  // namespace nl

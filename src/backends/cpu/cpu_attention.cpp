@@ -1,7 +1,7 @@
 // Fused row kernels of scaled dot-product attention (Vaswani et al. 2017, Eq. 1) on the CPU: masking,
-// softmax, log-sum-exp and counter-based dropout in one pass per row (forward), and the softmax/dropout
-// backward that rebuilds P from the raw scores and the saved log-sum-exp (Dao et al. 2022, FlashAttention,
-// Alg. 4, without the tiling: the rows here are short). OpenMP over rows; all checks run first.
+// softmax and counter-based dropout in one pass per row (forward), and the softmax/dropout backward
+// from the saved weights P with the dropout mask regenerated (docs/attention.md). OpenMP over rows;
+// all checks run first.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,16 +28,13 @@ void check_operand(const Desc& d, const char* name, DType t, int64_t n, const ch
                                 ") must be contiguous " + dtype_name(t) + " with " + std::to_string(n) +
                                 " elements; pass contiguous tensors of the scores' dtype");
 }
-void check_masks(const Desc& scores, const Desc& kpm, const Desc& am, const AttentionKernelOpts& o,
-                 const char* kernel) {
+void check_opts(const Desc& scores, const AttentionKernelOpts& o, const char* kernel) {
   if (o.batch < 0 || o.heads < 0 || o.tq < 0 || o.tk < 0 || !(o.dropout >= 0.0 && o.dropout < 1.0))
     throw std::invalid_argument(std::string(kernel) + ": bad options (batch " + std::to_string(o.batch) + ", heads " +
                                 std::to_string(o.heads) + ", tq " + std::to_string(o.tq) + ", tk " +
                                 std::to_string(o.tk) + ", dropout " + std::to_string(o.dropout) +
                                 "); sizes must be >= 0 and dropout in [0, 1)");
   check_operand(scores, "scores", scores.dtype, o.batch * o.heads * o.tq * o.tk, kernel);
-  if (kpm.data) check_operand(kpm, "key_padding", scores.dtype, o.batch * o.tk, kernel);
-  if (am.data) check_operand(am, "attn_mask", scores.dtype, o.tq * o.tk, kernel);
 }
 
 // What every row needs: its query index, padding row, mask row, last visible key (causal) and the
@@ -68,19 +65,21 @@ T keep_scale(const RowCtx<T>& c, int64_t j, const AttentionKernelOpts& o, T inv_
 }
 }  // namespace
 
-void CpuBackend::attention_softmax(const Desc& probs, const Desc& lse, const Desc& scores, const Desc& key_padding,
+void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
                                    const Desc& attn_mask, const AttentionKernelOpts& o) {
   prof::Scope prof_scope(prof::Cat::Loss);
   const char* kernel = "attention_softmax";
-  check_masks(scores, key_padding, attn_mask, o, kernel);
+  check_opts(scores, o, kernel);
   check_operand(probs, "probs", scores.dtype, scores.numel(), kernel);
+  if (o.dropout > 0) check_operand(dropped, "dropped", scores.dtype, scores.numel(), kernel);
+  if (key_padding.data) check_operand(key_padding, "key_padding", scores.dtype, o.batch * o.tk, kernel);
+  if (attn_mask.data) check_operand(attn_mask, "attn_mask", scores.dtype, o.tq * o.tk, kernel);
   const int64_t R = o.batch * o.heads * o.tq, tk = o.tk;
-  check_operand(lse, "lse", scores.dtype, R, kernel);
   dispatch_floating(scores.dtype, kernel, [&](auto tag) {
     using T = decltype(tag);
     const T *sp = static_cast<const T*>(scores.data), *kp = static_cast<const T*>(key_padding.data),
             *ap = static_cast<const T*>(attn_mask.data);
-    T *pp = static_cast<T*>(probs.data), *lp = static_cast<T*>(lse.data);
+    T *pp = static_cast<T*>(probs.data), *dp = static_cast<T*>(dropped.data);
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
 #pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
@@ -90,60 +89,56 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& lse, const Des
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t j = 0; j < c.jmax; ++j)
         if (!c.blocked(j)) m = std::max(m, c.logit(s, j, scale));
-      if (m == -std::numeric_limits<T>::infinity()) {  // every key blocked: zero weights
-        for (int64_t j = 0; j < tk; ++j) p[j] = T(0);
-        lp[r] = m;
-        continue;
-      }
       double sum = 0;  // p = exp(x - m) first (may overwrite s when aliased: logit(j) is read before)
       for (int64_t j = 0; j < tk; ++j) {
         const T e = j < c.jmax && !c.blocked(j) ? std::exp(c.logit(s, j, scale) - m) : T(0);
         p[j] = e;
         sum += e;
       }
-      const T inv = T(1.0 / sum);
-      for (int64_t j = 0; j < tk; ++j) p[j] *= inv * keep_scale(c, j, o, inv_keep);
-      lp[r] = m + T(std::log(sum));
+      const T inv = sum > 0 ? T(1.0 / sum) : T(0);  // every key blocked: zero weights
+      for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
+      if (o.dropout > 0)
+        for (int64_t j = 0; j < tk; ++j) dp[r * tk + j] = p[j] * keep_scale(c, j, o, inv_keep);
     }
   });
 }
 
-void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& probs, const Desc& gprobs,
-                                            const Desc& scores, const Desc& lse, const Desc& key_padding,
-                                            const Desc& attn_mask, const AttentionKernelOpts& o) {
+void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs,
+                                            const Desc& probs, const AttentionKernelOpts& o) {
   prof::Scope prof_scope(prof::Cat::Loss);
   const char* kernel = "attention_softmax_backward";
-  check_masks(scores, key_padding, attn_mask, o, kernel);
-  for (const auto& [d, name] : {std::pair{&gscores, "gscores"}, {&probs, "probs"}, {&gprobs, "gprobs"}})
-    check_operand(*d, name, scores.dtype, scores.numel(), kernel);
+  check_opts(probs, o, kernel);
+  check_operand(gscores, "gscores", probs.dtype, probs.numel(), kernel);
+  check_operand(gprobs, "gprobs", probs.dtype, probs.numel(), kernel);
+  if (o.dropout > 0) check_operand(dropped, "dropped", probs.dtype, probs.numel(), kernel);
   const int64_t R = o.batch * o.heads * o.tq, tk = o.tk;
-  check_operand(lse, "lse", scores.dtype, R, kernel);
-  dispatch_floating(scores.dtype, kernel, [&](auto tag) {
+  dispatch_floating(probs.dtype, kernel, [&](auto tag) {
     using T = decltype(tag);
-    const T *sp = static_cast<const T*>(scores.data), *kp = static_cast<const T*>(key_padding.data),
-            *ap = static_cast<const T*>(attn_mask.data), *lp = static_cast<const T*>(lse.data),
-            *gp = static_cast<const T*>(gprobs.data);
-    T *gs = static_cast<T*>(gscores.data), *pp = static_cast<T*>(probs.data);
+    const T *pp = static_cast<const T*>(probs.data), *gp = static_cast<const T*>(gprobs.data);
+    T *gs = static_cast<T*>(gscores.data), *dp = static_cast<T*>(dropped.data);
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
 #pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
-      const RowCtx<T> c = row_ctx(r, kp, ap, o);
-      const T *s = sp + r * tk, *g = gp + r * tk, l = lp[r];
-      T *p = pp + r * tk, *ds = gs + r * tk;
-      const bool empty = l == -std::numeric_limits<T>::infinity();
-      double dot = 0;  // sum_j P_j dP_j; pass 1 stores P in p and dP in ds (element j read before written)
-      for (int64_t j = 0; j < tk; ++j) {
-        const T pj = !empty && j < c.jmax && !c.blocked(j) ? std::exp(c.logit(s, j, scale) - l) : T(0);
-        const T dpj = g[j] * keep_scale(c, j, o, inv_keep);
-        p[j] = pj;
-        ds[j] = dpj;
-        dot += (double)pj * dpj;
+      const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
+      const T *p = pp + r * tk, *g = gp + r * tk;
+      T* ds = gs + r * tk;
+      double dot = 0;  // sum_j P_j dP_j; pass 1 stores dP in ds (g[j] read before ds[j] is written)
+      if (o.dropout > 0) {
+        T* d = dp + r * tk;
+        for (int64_t j = 0; j < tk; ++j) {
+          const T keep = keep_scale(c, j, o, inv_keep);
+          d[j] = p[j] * keep;
+          ds[j] = g[j] * keep;
+          dot += (double)p[j] * ds[j];
+        }
+      } else {
+        for (int64_t j = 0; j < tk; ++j) {
+          ds[j] = g[j];
+          dot += (double)p[j] * g[j];
+        }
       }
-      const T d = T(dot);
-      for (int64_t j = 0; j < tk; ++j) {
-        ds[j] = scale * p[j] * (ds[j] - d);
-        p[j] *= keep_scale(c, j, o, inv_keep);
-      }
+      const T dd = T(dot);
+      for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);
     }
   });
 }
