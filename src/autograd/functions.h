@@ -116,8 +116,11 @@ struct AttentionOptions {
 
 /// softmax(q k^T * scale + masks) v, per batch and head: q [B, H, Tq, dh], k [B, H, Tk, dh],
 /// v [B, H, Tk, dv] -> [B, H, Tq, dv]. A query whose keys are all masked gets a zero output (and zero
-/// gradient) instead of NaN. The fused kernel keeps no [B, H, Tq, Tk] tensor beyond what backward needs.
-/// Throws std::invalid_argument on rank or size mismatches (naming the shapes) or dropout outside [0, 1).
+/// gradient) instead of NaN. The fused kernel saves q, k, v and one [B, H, Tq, Tk] tensor, the weights P
+/// (measured faster than recomputing P from the row log-sum-exp; docs/attention.md); the dropout mask
+/// is regenerated in backward from a (seed, offset) of the global generator, not stored.
+/// Throws std::invalid_argument on rank or size mismatches (naming the shapes), q, k, v of different
+/// dtypes or devices, or dropout outside [0, 1).
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
 /// The composite twin of attention() from primitive ops (matmul, masked_fill, softmax, dropout): same
 /// values and gradients when dropout is off; records the full weight matrix. For tests and teaching.

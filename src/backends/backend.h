@@ -91,6 +91,19 @@ struct AdamKernelOpts {
   int64_t step;    ///< 1-based step for bias correction
 };
 
+/// Shape and options of the fused attention row kernels (Vaswani et al. 2017, Eq. 1). The scores are
+/// rows r = (b * heads + h) * tq + i of a contiguous [batch * heads * tq, tk] matrix, query i, key j.
+/// Key j is blocked for row r when key_padding[b, j] != 0, attn_mask[i, j] == -inf, or (causal)
+/// j > i + (tk - tq). Dropout keeps element (r, j) when T(u) > T(dropout) for u = the uniform number
+/// of counter offset + r * tk + j of stream seed (the layout of a random fill of [B, H, tq, tk]).
+struct AttentionKernelOpts {
+  int64_t batch = 0, heads = 0, tq = 0, tk = 0;
+  double scale = 1.0;     ///< multiplies the raw scores q . k before the mask is added
+  bool causal = false;    ///< block key j > i + (tk - tq)
+  double dropout = 0.0;   ///< drop probability on the weights, in [0, 1); 0 = no dropout
+  uint64_t seed = 0, offset = 0;  ///< counter-based stream of the dropout mask (see the struct comment)
+};
+
 /// Memory and kernels of one device type. All methods throw std::runtime_error on failure (and
 /// std::invalid_argument / std::out_of_range on bad input, as documented per method). Every check
 /// runs before a kernel's parallel loop: an exception must never leave an OpenMP region, where it
@@ -170,6 +183,23 @@ class Backend {
   /// Closed-form backward of layer_norm (Xu et al. 2019, appendix B, W1/W2/W3): gx from gy.
   virtual void layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean,
                                    const Desc& rstd, const NormKernelOpts& o) = 0;
+  /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
+  /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
+  /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights
+  /// P_j * keep_j / (1 - dropout) into `dropped` (same shape; ignored when o.dropout == 0, where they are
+  /// P). `key_padding` is [batch, tk] and `attn_mask` [tq, tk], contiguous, in the scores' dtype, or a
+  /// Desc with data == nullptr when absent. Float dtypes only; throws std::invalid_argument on a dtype,
+  /// shape or option mismatch (before any work).
+  virtual void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores,
+                                 const Desc& key_padding, const Desc& attn_mask, const AttentionKernelOpts& o) = 0;
+  /// Attention backward row kernel: from the weights `probs` = P of attention_softmax and `gprobs` =
+  /// dL/d(dropped weights) = dO V^T (same [rows, tk] layout), regenerates the dropout mask and writes
+  ///   gscores_j = scale * P_j * (dP_j - sum_k P_k dP_k),  dP_j = gprobs_j * keep_j / (1 - dropout)
+  /// (the gradient w.r.t. the raw scores; 0 where P is 0, i.e. on blocked keys) and, when o.dropout > 0,
+  /// the dropped weights into `dropped` (for dV = dropped^T dO; ignored when o.dropout == 0).
+  /// `gscores` may alias `gprobs`. Same checks as attention_softmax.
+  virtual void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs,
+                                          const Desc& probs, const AttentionKernelOpts& o) = 0;
   /// One Adam/AdamW step in place on contiguous param, grad, m, v (same dtype and size).
   virtual void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
                          const AdamKernelOpts& o) = 0;

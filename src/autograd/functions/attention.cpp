@@ -1,7 +1,9 @@
-// Scaled dot-product attention (Vaswani et al. 2017, Eq. 1): argument checks, the mask built from
-// AttentionOptions, and the composite twin from primitive ops. The fused kernel replaces `attention`.
+// Scaled dot-product attention (Vaswani et al. 2017, Eq. 1): argument checks, the fused op (batched
+// GEMMs over B*H heads around the backend's attention row kernels; saves q, k, v and the weights P, the
+// dropout mask is regenerated; docs/attention.md) and its composite twin from primitive ops.
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "autograd/functions.h"
 
@@ -25,15 +27,40 @@ void check_attention_args(const Variable& q, const Variable& k, const Variable& 
   if (o.attn_mask.defined() && (o.attn_mask.dim() != 2 || o.attn_mask.size(0) != Tq || o.attn_mask.size(1) != Tk))
     throw std::invalid_argument("attention: attn_mask must be [Tq, Tk] = [" + std::to_string(Tq) + ", " +
                                 std::to_string(Tk) + "] (got " + shape_str(o.attn_mask.shape()) + ")");
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype() || !is_floating(q.dtype()))
+    throw std::invalid_argument("attention: q, k, v must share one float dtype (got " + dtype_name(q.dtype()) + ", " +
+                                dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()) + "); convert with .to()");
+  if (k.device() != q.device() || v.device() != q.device())
+    throw std::invalid_argument("attention: q, k, v must be on one device; move them with .to(device)");
   if (!(o.dropout >= 0.0 && o.dropout < 1.0))
     throw std::invalid_argument("attention: dropout must be in [0, 1) (got " + std::to_string(o.dropout) + ")");
+}
+
+double attention_scale(const AttentionOptions& o, int64_t dh) {
+  return o.scale != 0.0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(dh));
+}
+
+Desc opt_desc(const Tensor& t) { return t.defined() ? t.desc() : Desc{}; }
+
+// c[b] = op(a[b]) @ op(b[b]) for b < batch over contiguous operands ([batch, M, K] or [batch, K, M] for a
+// transposed a, likewise b), one backend call for the whole batch; safe for empty extents.
+void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& a,
+                  const Tensor& b, int64_t batch) {
+  if (batch * M * N == 0) return;
+  if (K == 0) {
+    Tensor(c).zero_();
+    return;
+  }
+  backend_for(c.device().type)
+      .gemm(c.dtype(), ta, tb, M, N, K, 1.0, a.desc().data, ta ? M : K, M * K, b.desc().data, tb ? K : N, K * N, 0.0,
+            c.desc().data, N, M * N, batch);
 }
 }  // namespace
 
 Variable attention_composite(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
   check_attention_args(q, k, v, o);
   const int64_t B = q.size(0), Tq = q.size(2), Tk = k.size(2);
-  const double scale = o.scale != 0.0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  const double scale = attention_scale(o, q.size(3));
   Variable scores = matmul(q, transpose(k, 2, 3)) * scale;  // [B, H, Tq, Tk]
   if (o.attn_mask.defined()) scores = scores + Variable(o.attn_mask.to(q.dtype()));
   // keep[b, 0, i, j] = 1 where query i may attend key j; blocked scores get a large negative finite value
@@ -60,9 +87,57 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
   return matmul(w, v);
 }
 
-// Until the fused CPU kernel lands, the fused entry point runs the composite.
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
-  return attention_composite(q, k, v, o);
+  check_attention_args(q, k, v, o);
+  const DType dt = q.dtype();
+  const Device dev = q.device();
+  const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), dh = q.size(3), dv = v.size(3);
+  const int64_t BH = B * H;
+  AttentionKernelOpts ko;
+  ko.batch = B, ko.heads = H, ko.tq = Tq, ko.tk = Tk, ko.causal = o.causal;
+  ko.scale = attention_scale(o, dh);
+  if (o.training && o.dropout > 0) {  // the mask is regenerated in backward from (seed, offset)
+    ko.dropout = o.dropout;
+    std::tie(ko.seed, ko.offset) = next_random_offset((uint64_t)(BH * Tq * Tk));
+  }
+  Tensor qc = q.data().contiguous(), kc = k.data().contiguous(), vc = v.data().contiguous();
+  Tensor pad = o.key_padding_mask.defined()
+                   ? ne(o.key_padding_mask.to(dev).to(dt), Tensor::scalar(0.0, dt, dev)).contiguous()
+                   : Tensor();
+  Tensor am = o.attn_mask.defined() ? o.attn_mask.to(dev).to(dt).contiguous() : Tensor();
+  Backend& be = backend_for(dev.type);
+
+  const bool drop = ko.dropout > 0;
+  Tensor p = Tensor::empty({BH, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
+  batched_gemm(p, false, true, Tq, Tk, dh, qc, kc, BH);
+  Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
+  be.attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
+  Tensor out = Tensor::empty({B, H, Tq, dv}, dt, dev);
+  batched_gemm(out, false, false, Tq, dv, Tk, pd, vc, BH);
+  pd = Tensor();
+
+  std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + std::to_string(ko.dropout);
+  return make_result(
+      out, "Attention", {q, k, v},
+      [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {
+        const int64_t BH = ko.batch * ko.heads, Tq = ko.tq, Tk = ko.tk, dh = qc.size(3), dv = vc.size(3);
+        const bool drop = ko.dropout > 0;
+        Tensor g = gout.contiguous();
+        Tensor gs = Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device());  // dO V^T -> dL/d(raw scores)
+        batched_gemm(gs, false, true, Tq, Tk, dv, g, vc, BH);
+        Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device()) : p;  // regenerated dropped weights
+        backend_for(g.device().type)
+            .attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
+        std::vector<Tensor> r(3);
+        if (need[0]) batched_gemm(r[0] = Tensor::empty(qc.shape(), g.dtype(), g.device()), false, false, Tq, dh, Tk,
+                                  gs, kc, BH);
+        if (need[1]) batched_gemm(r[1] = Tensor::empty(kc.shape(), g.dtype(), g.device()), true, false, Tk, dh, Tq,
+                                  gs, qc, BH);
+        if (need[2]) batched_gemm(r[2] = Tensor::empty(vc.shape(), g.dtype(), g.device()), true, false, Tk, dv, Tq,
+                                  pd, g, BH);
+        return r;
+      },
+      {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);
 }
 
 }  // namespace nl

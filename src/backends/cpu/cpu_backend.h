@@ -45,6 +45,10 @@ class CpuBackend final : public Backend {
                   const NormKernelOpts& o) override;
   void layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean, const Desc& rstd,
                            const NormKernelOpts& o) override;
+  void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
+                         const Desc& attn_mask, const AttentionKernelOpts& o) override;
+  void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs, const Desc& probs,
+                                  const AttentionKernelOpts& o) override;
   void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
                  const AdamKernelOpts& o) override;
 };

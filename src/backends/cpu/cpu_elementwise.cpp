@@ -4,10 +4,12 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
+#include "backends/cpu/counter_rng.h"
 #include "backends/cpu/strided.h"
 
 namespace nl {
 using cpu::for_each_row;
+using cpu::uniform01;
 
 namespace {
 template <typename T>
@@ -75,18 +77,6 @@ inline T binary_apply(BinaryOp op, T x, T y) {
     case BinaryOp::ReluGrad: return y > T(0) ? x : T(0);
   }
   return x;
-}
-
-inline uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-// Uniform double in (0, 1) for counter `i` of stream `seed`.
-inline double uniform01(uint64_t seed, uint64_t i) {
-  uint64_t r = splitmix64(splitmix64(seed) ^ (i * 0xD1B54A32D192ED03ull));
-  return ((r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 }  // namespace
 

@@ -1,0 +1,146 @@
+// Fused row kernels of scaled dot-product attention (Vaswani et al. 2017, Eq. 1) on the CPU: masking,
+// softmax and counter-based dropout in one pass per row (forward), and the softmax/dropout backward
+// from the saved weights P with the dropout mask regenerated (docs/attention.md). OpenMP over rows;
+// all checks run first.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "backends/cpu/counter_rng.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+#include "backends/profiler.h"
+
+namespace nl {
+
+namespace {
+std::string dims_str(const Desc& d) {
+  std::string s = "[";
+  for (int i = 0; i < d.ndim; ++i) s += (i ? ", " : "") + std::to_string(d.shape[i]);
+  return s + "]";
+}
+// Throws std::invalid_argument unless `d` is contiguous, of dtype `t` and has `n` elements.
+void check_operand(const Desc& d, const char* name, DType t, int64_t n, const char* kernel) {
+  if (d.dtype != t || !d.contiguous() || d.numel() != n)
+    throw std::invalid_argument(std::string(kernel) + ": " + name + " " + dims_str(d) + " (" + dtype_name(d.dtype) +
+                                ") must be contiguous " + dtype_name(t) + " with " + std::to_string(n) +
+                                " elements; pass contiguous tensors of the scores' dtype");
+}
+void check_opts(const Desc& scores, const AttentionKernelOpts& o, const char* kernel) {
+  if (o.batch < 0 || o.heads < 0 || o.tq < 0 || o.tk < 0 || !(o.dropout >= 0.0 && o.dropout < 1.0))
+    throw std::invalid_argument(std::string(kernel) + ": bad options (batch " + std::to_string(o.batch) + ", heads " +
+                                std::to_string(o.heads) + ", tq " + std::to_string(o.tq) + ", tk " +
+                                std::to_string(o.tk) + ", dropout " + std::to_string(o.dropout) +
+                                "); sizes must be >= 0 and dropout in [0, 1)");
+  check_operand(scores, "scores", scores.dtype, o.batch * o.heads * o.tq * o.tk, kernel);
+}
+
+// What every row needs: its query index, padding row, mask row, last visible key (causal) and the
+// dropout counter of its first element.
+template <typename T>
+struct RowCtx {
+  const T* pad;   // [tk] or nullptr
+  const T* am;    // [tk] or nullptr
+  int64_t jmax;   // keys j < jmax may be visible
+  uint64_t ctr;   // dropout counter of element (r, 0)
+  bool blocked(int64_t j) const {
+    return (pad && pad[j] != T(0)) || (am && am[j] == -std::numeric_limits<T>::infinity());
+  }
+  T logit(const T* s, int64_t j, T scale) const { return scale * s[j] + (am ? am[j] : T(0)); }
+};
+template <typename T>
+RowCtx<T> row_ctx(int64_t r, const T* kpm, const T* am, const AttentionKernelOpts& o) {
+  const int64_t i = r % o.tq, b = r / (o.tq * o.heads);
+  int64_t jmax = o.tk;
+  if (o.causal) jmax = std::max<int64_t>(0, std::min<int64_t>(o.tk, i + (o.tk - o.tq) + 1));
+  return {kpm ? kpm + b * o.tk : nullptr, am ? am + i * o.tk : nullptr, jmax, o.offset + (uint64_t)(r * o.tk)};
+}
+// Dropout multiplier of element j: keep / (1 - p) or 1 without dropout.
+template <typename T>
+T keep_scale(const RowCtx<T>& c, int64_t j, const AttentionKernelOpts& o, T inv_keep) {
+  if (o.dropout == 0.0) return T(1);
+  return T(cpu::uniform01(o.seed, c.ctr + (uint64_t)j)) > T(o.dropout) ? inv_keep : T(0);
+}
+}  // namespace
+
+void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
+                                   const Desc& attn_mask, const AttentionKernelOpts& o) {
+  prof::Scope prof_scope(prof::Cat::Loss);
+  const char* kernel = "attention_softmax";
+  check_opts(scores, o, kernel);
+  check_operand(probs, "probs", scores.dtype, scores.numel(), kernel);
+  if (o.dropout > 0) check_operand(dropped, "dropped", scores.dtype, scores.numel(), kernel);
+  if (key_padding.data) check_operand(key_padding, "key_padding", scores.dtype, o.batch * o.tk, kernel);
+  if (attn_mask.data) check_operand(attn_mask, "attn_mask", scores.dtype, o.tq * o.tk, kernel);
+  const int64_t R = o.batch * o.heads * o.tq, tk = o.tk;
+  dispatch_floating(scores.dtype, kernel, [&](auto tag) {
+    using T = decltype(tag);
+    const T *sp = static_cast<const T*>(scores.data), *kp = static_cast<const T*>(key_padding.data),
+            *ap = static_cast<const T*>(attn_mask.data);
+    T *pp = static_cast<T*>(probs.data), *dp = static_cast<T*>(dropped.data);
+    const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
+#pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      const RowCtx<T> c = row_ctx(r, kp, ap, o);
+      const T* s = sp + r * tk;
+      T* p = pp + r * tk;
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < c.jmax; ++j)
+        if (!c.blocked(j)) m = std::max(m, c.logit(s, j, scale));
+      double sum = 0;  // p = exp(x - m) first (may overwrite s when aliased: logit(j) is read before)
+      for (int64_t j = 0; j < tk; ++j) {
+        const T e = j < c.jmax && !c.blocked(j) ? std::exp(c.logit(s, j, scale) - m) : T(0);
+        p[j] = e;
+        sum += e;
+      }
+      const T inv = sum > 0 ? T(1.0 / sum) : T(0);  // every key blocked: zero weights
+      for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
+      if (o.dropout > 0)
+        for (int64_t j = 0; j < tk; ++j) dp[r * tk + j] = p[j] * keep_scale(c, j, o, inv_keep);
+    }
+  });
+}
+
+void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs,
+                                            const Desc& probs, const AttentionKernelOpts& o) {
+  prof::Scope prof_scope(prof::Cat::Loss);
+  const char* kernel = "attention_softmax_backward";
+  check_opts(probs, o, kernel);
+  check_operand(gscores, "gscores", probs.dtype, probs.numel(), kernel);
+  check_operand(gprobs, "gprobs", probs.dtype, probs.numel(), kernel);
+  if (o.dropout > 0) check_operand(dropped, "dropped", probs.dtype, probs.numel(), kernel);
+  const int64_t R = o.batch * o.heads * o.tq, tk = o.tk;
+  dispatch_floating(probs.dtype, kernel, [&](auto tag) {
+    using T = decltype(tag);
+    const T *pp = static_cast<const T*>(probs.data), *gp = static_cast<const T*>(gprobs.data);
+    T *gs = static_cast<T*>(gscores.data), *dp = static_cast<T*>(dropped.data);
+    const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
+#pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
+      const T *p = pp + r * tk, *g = gp + r * tk;
+      T* ds = gs + r * tk;
+      double dot = 0;  // sum_j P_j dP_j; pass 1 stores dP in ds (g[j] read before ds[j] is written)
+      if (o.dropout > 0) {
+        T* d = dp + r * tk;
+        for (int64_t j = 0; j < tk; ++j) {
+          const T keep = keep_scale(c, j, o, inv_keep);
+          d[j] = p[j] * keep;
+          ds[j] = g[j] * keep;
+          dot += (double)p[j] * ds[j];
+        }
+      } else {
+        for (int64_t j = 0; j < tk; ++j) {
+          ds[j] = g[j];
+          dot += (double)p[j] * g[j];
+        }
+      }
+      const T dd = T(dot);
+      for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);
+    }
+  });
+}
+
+}  // namespace nl
