@@ -24,7 +24,7 @@ namespace {
 using json = nlohmann::json;
 
 struct BenchArgs {
-  int steps = 300, warmup = 30, profile_steps = 100;
+  int steps = 0, warmup = -1, profile_steps = -1;  // 0 / -1: from the task (TaskInfo::bench_steps)
   std::vector<int> threads{1, 2};
   bool pytorch = true;
   std::string python = "/usr/bin/python3";
@@ -77,14 +77,13 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
 }
 
 // The same model and step in PyTorch: bench/pytorch_<task>.py (absent: no reference for that task).
-json bench_pytorch(const std::string& task, const json& settings, const BenchArgs& a, int threads) {
-  std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/pytorch_" + task + ".py";
+json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, int threads) {
+  auto [name, args] = task.pytorch_bench(settings);
+  if (name.empty()) return {{"error", "no PyTorch twin for these settings"}};
+  std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/" + name;
   if (!std::filesystem::exists(script)) return {{"error", "no PyTorch reference script " + script}};
-  const std::string n = settings["norm"].get<std::string>();
-  std::string norm = n == "layernorm-simple" || n == "none" ? n : "layernorm";
   std::string cmd = a.python + " " + script + " --json --threads " + std::to_string(threads) + " --steps " +
-                    std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup) + " --batch-size " +
-                    settings["batch_size"].dump() + " --norm " + norm + " 2>&1";
+                    std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup) + " " + args + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
   if (!p) return {{"error", "could not start " + a.python}};
   std::string out;
@@ -109,8 +108,13 @@ std::string f2(double v) {
   return b;
 }
 
-void run(TaskInvocation& inv, const BenchArgs& a) {
+void run(TaskInvocation& inv, const BenchArgs& args) {
   Task& task = *inv.task;
+  BenchArgs a = args;
+  if (a.steps == 0) a.steps = task.info().bench_steps;
+  if (a.warmup < 0) a.warmup = std::max(1, a.steps / 10);
+  if (a.profile_steps < 0) a.profile_steps = std::max(1, a.steps / 3);
+  int64_t n_items = 0;
   const json& settings = inv.settings;
   const std::string unit = task.info().unit;
   json report = {{"task", task.info().name}, {"model", task.info().description}, {"settings", settings},
@@ -119,11 +123,12 @@ void run(TaskInvocation& inv, const BenchArgs& a) {
   for (int t : a.threads) {
     std::cout << "normlab, " << t << " thread(s): " << a.warmup << " warm-up + " << a.steps << " timed steps ..." << std::flush;
     json n = bench_normlab(task, settings, a, t);
+    n_items = n["items_per_step"].get<int64_t>();
     std::cout << " median " << f2(n["step_ms"]["median"]) << " ms\n";
     json py = json::object();
     if (a.pytorch) {
       std::cout << "PyTorch, " << t << " thread(s) ..." << std::flush;
-      py = bench_pytorch(task.info().name, settings, a, t);
+      py = bench_pytorch(task, settings, a, t);
       std::cout << (py.contains("error") ? std::string(" ") + py["error"].get<std::string>()
                                          : " median " + f2(py["step_ms"]["median"]) + " ms")
                 << "\n";
@@ -134,14 +139,14 @@ void run(TaskInvocation& inv, const BenchArgs& a) {
     bool have_py = a.pytorch && !py.contains("error");
     rows.push_back({std::to_string(t), ms(n), std::to_string((int64_t)n["items_per_s"].get<double>()),
                     have_py ? ms(py) : "—",
-                    have_py ? std::to_string((int64_t)py["images_per_s"].get<double>()) : "—",
+                    have_py ? std::to_string((int64_t)py["items_per_s"].get<double>()) : "—",
                     have_py ? f2(n["step_ms"]["median"].get<double>() / py["step_ms"]["median"].get<double>()) + "×" : "—"});
     report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}});
   }
-  std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), batch "
-            << settings["batch_size"] << ", norm " << settings["norm"].get<std::string>()
+  std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), "
+            << n_items << " " << unit << " per step, norm " << settings["norm"].get<std::string>()
             << " (median over " << a.steps << " steps after " << a.warmup << " warm-up; min–max in brackets)\n\n"
-            << markdown_table({"threads", "normlab ms/step", "normlab img/s", "PyTorch ms/step", "PyTorch img/s",
+            << markdown_table({"threads", "normlab ms/step", "normlab " + unit + "/s", "PyTorch ms/step", "PyTorch " + unit + "/s",
                                "normlab / PyTorch time"},
                               rows)
             << "\n";
@@ -165,12 +170,10 @@ void setup(CLI::App& app) {
   verb.skip = {"threads", "resume", "out", "no_save", "quiet"};
   verb.extra_flags = [a](CLI::App* m) {
     auto positive = CLI::Range(1, 1000000).description("");
-    m->add_option("--steps", a->steps, "Timed steps [a whole number from 1 to 1000000]")->capture_default_str()->check(positive);
-    m->add_option("--warmup", a->warmup, "Untimed warm-up steps [a whole number from 0 to 1000000]")
-        ->capture_default_str()
+    m->add_option("--steps", a->steps, "Timed steps (default: the task's; 300 for mnist, 10 for mt) [1 to 1000000]")->check(positive);
+    m->add_option("--warmup", a->warmup, "Untimed warm-up steps (default: a tenth of --steps, at least 1) [0 to 1000000]")
         ->check(CLI::Range(0, 1000000).description(""));
-    m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares [1 to 1000000]")
-        ->capture_default_str()
+    m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares (default: a third of --steps) [1 to 1000000]")
         ->check(positive);
     m->add_option("--threads", a->threads, "Thread counts to measure, e.g. 1,2 [each from 1 to 256]")
         ->delimiter(',')

@@ -39,6 +39,7 @@ struct TaskInfo {
   std::string test_metric = {};  ///< the metric reported on test when it differs from `metric` (MT: "bleu")
   std::string test_source = "the best-validation checkpoint";  ///< which weights are tested, for reports
   const std::string& reported_metric() const { return test_metric.empty() ? metric : test_metric; }
+  int bench_steps = 300;  ///< default timed steps of `normlab bench` (warm-up: a tenth, at least 1)
 };
 
 /// An experiment. Lifecycle: settings() once; setup(settings) loads the data; then build_model and the
@@ -83,7 +84,14 @@ class Task {
     model.load_state_dict(best);
     return evaluate(model, "test");
   }
-  /// A synthetic batch of the size training uses, for `normlab bench` (no data needed).
+  /// The PyTorch twin of the bench step: a script under bench/ and its arguments (besides --json,
+  /// --threads, --steps, --warmup), or an empty script when there is none for these settings.
+  virtual std::pair<std::string, std::string> pytorch_bench(const nlohmann::json& settings) const {
+    (void)settings;
+    return {};
+  }
+  /// A synthetic batch of the size training uses, for `normlab bench` (no data needed; setup() is not
+  /// called first, so build_model must work without data too).
   virtual std::unique_ptr<TaskBatch> bench_batch(const nlohmann::json& settings) const = 0;
 };
 

@@ -121,6 +121,12 @@ class MnistTask : public Task {
 
   double paper_reference(const json& s) const override { return paper_mnist_accuracy(s.at("norm").get<std::string>()); }
 
+  std::pair<std::string, std::string> pytorch_bench(const json& s) const override {
+    const std::string n = s.at("norm").get<std::string>();
+    return {"pytorch_mnist.py", "--batch-size " + s.at("batch_size").dump() + " --norm " +
+                                    (n == "layernorm-simple" || n == "none" ? n : "layernorm")};
+  }
+
   std::unique_ptr<TaskBatch> bench_batch(const json& s) const override {
     const int64_t bs = s.at("batch_size").get<int64_t>();
     auto out = std::make_unique<ImageBatch>();

@@ -50,9 +50,13 @@ struct SplitLoss {
 class MtTask : public Task {
  public:
   const TaskInfo& info() const override {
-    static const TaskInfo i{"mt", "Transformer machine translation (fairseq recipe) on a prepared corpus", "tok",
-                            "loss", false, "Xu et al. 2019, Tables 1-4 (MT columns; WMT14/IWSLT, bigger models)",
-                            "bleu", "the average of the last --num-epoch-checkpoints epoch checkpoints, beam search"};
+    static const TaskInfo i = [] {
+      TaskInfo t{"mt", "Transformer machine translation (fairseq recipe) on a prepared corpus", "tok",
+                 "loss", false, "Xu et al. 2019, Tables 1-4 (MT columns; WMT14/IWSLT, bigger models)",
+                 "bleu", "the average of the last --num-epoch-checkpoints epoch checkpoints, beam search"};
+      t.bench_steps = 10;
+      return t;
+    }();
     return i;
   }
 
@@ -70,6 +74,9 @@ class MtTask : public Task {
     v.push_back(option("gen_batch_size", OptKind::Int, 128, "Sentences per beam-search batch", 1, 1e6));
     v.push_back(option("num_epoch_checkpoints", OptKind::Int, 3,
                        "Final test: average the last N checkpoint{epoch} files (0: use checkpoint_best)", 0, 1e6));
+    v.push_back(option("bench_vocab", OptKind::Int, 8000, "normlab bench: synthetic shared vocabulary size", 5, 1e7));
+    v.push_back(option("bench_batch", OptKind::Int, 128, "normlab bench: sentences per step", 1, 1e6));
+    v.push_back(option("bench_len", OptKind::Int, 32, "normlab bench: tokens per sentence and side", 2, 1e5));
     return v;
   }
 
@@ -101,8 +108,10 @@ class MtTask : public Task {
   }
 
   std::shared_ptr<nl::Module> build_model(const json& s) override {
-    return std::make_shared<nl::TransformerModel>(
-        transformer_config(s, norm_options(s), corpus_->src_dict.size(), corpus_->tgt_dict.size()));
+    // Without setup() (normlab bench) the vocabulary is the synthetic --bench-vocab.
+    const int64_t vs = corpus_ ? corpus_->src_dict.size() : s.at("bench_vocab").get<int64_t>();
+    const int64_t vt = corpus_ ? corpus_->tgt_dict.size() : s.at("bench_vocab").get<int64_t>();
+    return std::make_shared<nl::TransformerModel>(transformer_config(s, norm_options(s), vs, vt));
   }
 
   int64_t epoch_size(uint64_t) const override { return (int64_t)plan("train").batches.size(); }
@@ -156,9 +165,41 @@ class MtTask : public Task {
             {"paper En-Vi (IWSLT15)", paper_mt_bleu(n, "en-vi")}};
   }
 
+  std::pair<std::string, std::string> pytorch_bench(const json& s) const override {
+    // The PyTorch twin has two of the shapes: small (the multi30k config) and iwslt.
+    auto g = [&](const char* k) { return s.at(k).get<int64_t>(); };
+    std::string shape;
+    if (g("d_model") == 256 && g("ffn_dim") == 1024 && g("n_heads") == 4 && g("encoder_layers") == 3 &&
+        g("decoder_layers") == 3 && g("bench_vocab") == 8000)
+      shape = "small";
+    if (g("d_model") == 512 && g("ffn_dim") == 1024 && g("n_heads") == 4 && g("encoder_layers") == 6 &&
+        g("decoder_layers") == 6 && g("bench_vocab") == 10000)
+      shape = "iwslt";
+    const std::string n = s.at("norm").get<std::string>();
+    if (shape.empty() || (n != "layernorm" && n != "layernorm-simple" && n != "none")) return {};
+    return {"pytorch_transformer.py", "--config " + shape + " --norm " + n + " --batch-size " +
+                                          std::to_string(g("bench_batch")) + " --seq-len " + std::to_string(g("bench_len")) +
+                                          (s.at("normalize_before").get<bool>() ? "" : " --post-norm")};
+  }
+
   std::unique_ptr<TaskBatch> bench_batch(const json& s) const override {
-    (void)s;
-    return nullptr;  // `normlab bench transformer` times the model on synthetic shapes
+    // bench_batch sentences of bench_len tokens per side (the last one </s>), synthetic ids.
+    const int64_t B = s.at("bench_batch").get<int64_t>(), T = s.at("bench_len").get<int64_t>(),
+                  V = s.at("bench_vocab").get<int64_t>();
+    std::vector<int64_t> src((size_t)(B * T)), tgt((size_t)(B * T)), prev((size_t)(B * T));
+    for (int64_t i = 0; i < B * T; ++i) {
+      const bool last = i % T == T - 1;
+      src[(size_t)i] = last ? 2 : 4 + (i * 7919) % (V - 4);
+      tgt[(size_t)i] = last ? 2 : 4 + (i * 104729 + 13) % (V - 4);
+    }
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t) prev[(size_t)(b * T + t)] = t == 0 ? 2 : tgt[(size_t)(b * T + t - 1)];
+    auto out = std::make_unique<MtBatch>();
+    out->src = nl::Tensor::from_vector(src, {B, T});
+    out->target = nl::Tensor::from_vector(tgt, {B, T});
+    out->prev = nl::Tensor::from_vector(prev, {B, T});
+    out->items = B * T;
+    return out;
   }
 
   /// The loaded corpus (for the generate and translate commands).

@@ -1,0 +1,151 @@
+// Beam search (nn/transformer/sequence_generator.h): beam 1 is greedy decoding, scores are the
+// length-normalised log-probabilities of the returned tokens, and a tiny model learns to copy.
+#include <cmath>
+
+#include "nn/transformer/sequence_generator.h"
+#include "optim/optimizer.h"
+#include "transformer_test_util.h"
+
+using namespace nl;
+using nltest::tiny_config;
+using nltest::tokens;
+
+namespace {
+// Greedy decoding with the full (non-incremental) decoder: argmax over tokens other than <pad>.
+std::vector<int32_t> greedy(TransformerModel& m, const Tensor& src, int64_t max_len) {
+  NoGradGuard ng;
+  EncoderOut enc = m.encode(src);
+  std::vector<int64_t> prev{2};
+  std::vector<int32_t> out;
+  for (int64_t step = 0; step <= max_len; ++step) {
+    Variable logits = m.decode(Tensor::from_vector(prev, {1, (int64_t)prev.size()}), enc);
+    Tensor last = logits.data().select(1, (int64_t)prev.size() - 1).reshape({-1}).to(DType::Float64).contiguous();
+    const double* p = last.data<double>();
+    int32_t best = -1;
+    for (int32_t v = 0; v < (int32_t)last.numel(); ++v)
+      if (v != 1 && (best < 0 || p[v] > p[best])) best = v;
+    if (step == max_len) best = 2;
+    if (best == 2) break;
+    out.push_back(best);
+    prev.push_back(best);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("beam search: beam 1 equals greedy decoding", "[transformer][generate]") {
+  manual_seed(3);
+  auto cfg = tiny_config(true);
+  cfg.max_target_positions = 12;
+  TransformerModel m(cfg);
+  m.eval();
+  for (const auto& row : std::vector<std::vector<int64_t>>{{5, 6, 7, 2}, {9, 4, 2, 1}, {11, 2, 1, 1}}) {
+    Tensor src = tokens({row});
+    GenerationOptions o;
+    o.beam = 1;
+    o.max_len_b = 8;
+    auto h = beam_search(m, src, o);
+    REQUIRE(h.size() == 1);
+    REQUIRE(h[0].size() == 1);
+    CHECK(h[0][0].tokens == greedy(m, src, 8));
+  }
+}
+
+TEST_CASE("beam search: scores are length-normalised log-probabilities, best first", "[transformer][generate]") {
+  manual_seed(4);
+  TransformerModel m(tiny_config(true));
+  m.eval();
+  Tensor src = tokens({{5, 6, 7, 2}, {8, 9, 2, 1}});
+  GenerationOptions o;
+  o.beam = 4;
+  o.nbest = 4;
+  o.max_len_b = 6;
+  o.lenpen = 1.0;
+  auto hyps = beam_search(m, src, o);
+  REQUIRE(hyps.size() == 2);
+  for (int64_t b = 0; b < 2; ++b) {
+    REQUIRE(hyps[(size_t)b].size() == 4);
+    for (size_t i = 1; i < hyps[(size_t)b].size(); ++i) CHECK(hyps[(size_t)b][i - 1].score >= hyps[(size_t)b][i].score);
+    // Re-score each hypothesis with the full decoder (teacher forcing): sum of log p, </s> included.
+    for (const auto& h : hyps[(size_t)b]) {
+      std::vector<int64_t> prev{2}, tgt;
+      for (int32_t t : h.tokens) prev.push_back(t), tgt.push_back(t);
+      tgt.push_back(2);
+      NoGradGuard ng;
+      Tensor row = src.select(0, b).reshape({1, -1});
+      Variable lp = log_softmax(m.forward(row, Tensor::from_vector(prev, {1, (int64_t)prev.size()})), -1);
+      Tensor l = lp.data().to(DType::Float64).contiguous();
+      const int64_t V = l.size(2);
+      double sum = 0;
+      for (size_t t = 0; t < tgt.size(); ++t) sum += l.data<double>()[(int64_t)t * V + tgt[t]];
+      CHECK(h.log_prob == Approx(sum).epsilon(1e-6));
+      CHECK(h.score == Approx(sum / (double)tgt.size()).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("beam search: bad options are clear errors", "[transformer][generate]") {
+  TransformerModel m(tiny_config(true));
+  GenerationOptions o;
+  o.beam = 0;
+  CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("--beam must be at least 1"));
+  o.beam = 2;
+  o.nbest = 3;
+  CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("--nbest"));
+}
+
+TEST_CASE("a tiny Transformer learns to copy random sequences", "[transformer][generate][slow]") {
+  manual_seed(7);
+  TransformerConfig c = tiny_config(true, "layernorm", DType::Float32);
+  c.d_model = 32;
+  c.n_heads = 4;
+  c.ffn_dim = 64;
+  c.src_vocab = c.tgt_vocab = 14;  // specials 0-3, symbols 4-13
+  c.share_all_embeddings = true;
+  c.share_decoder_input_output_embed = true;
+  TransformerModel m(c);
+  AdamOptions ao;
+  ao.lr = 3e-3;
+  Adam opt(m.parameters(), ao);
+  const int64_t B = 64, L = 5;
+  auto batch = [&](uint64_t seed, Tensor* src, Tensor* prev, Tensor* tgt) {
+    std::vector<int64_t> s, p, t;
+    uint64_t x = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (int64_t b = 0; b < B; ++b) {
+      std::vector<int64_t> row;
+      for (int64_t i = 0; i < L; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        row.push_back(4 + (int64_t)((x >> 33) % 10));
+      }
+      for (auto v : row) s.push_back(v), t.push_back(v);
+      s.push_back(2), t.push_back(2);
+      p.push_back(2);
+      for (auto v : row) p.push_back(v);
+    }
+    *src = Tensor::from_vector(s, {B, L + 1});
+    *prev = Tensor::from_vector(p, {B, L + 1});
+    *tgt = Tensor::from_vector(t, {B * (L + 1)});
+  };
+  for (int step = 0; step < 400; ++step) {
+    Tensor s, p, t;
+    batch((uint64_t)step, &s, &p, &t);
+    opt.zero_grad();
+    Variable logits = m.forward(s, p);
+    cross_entropy(reshape(logits, {-1, 14}), t).backward();
+    opt.step();
+  }
+  Tensor s, p, t;
+  batch(100000, &s, &p, &t);
+  GenerationOptions o;
+  o.beam = 2;
+  o.max_len_b = L + 2;
+  auto hyps = beam_search(m, s, o);
+  int exact = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<int32_t> want;
+    for (int64_t i = 0; i < L; ++i) want.push_back((int32_t)s.to_vector<int64_t>()[(size_t)(b * (L + 1) + i)]);
+    exact += hyps[(size_t)b][0].tokens == want;
+  }
+  INFO("exact matches: " << exact << " / " << B);
+  CHECK(exact >= 0.95 * B);
+}
