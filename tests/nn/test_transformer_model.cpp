@@ -221,8 +221,11 @@ TEST_CASE("transformer: validate names the bad field and the fix", "[transformer
   c.activation = "swish";
   expect(c, "unknown activation 'swish' (valid: relu, gelu)");
   c = base();
+  c.norm = "notanorm";
+  expect(c, "unknown norm 'notanorm'");
+  c = base();
   c.norm = "batchnorm";
-  expect(c, "unknown norm 'batchnorm'");
+  expect(c, "pools statistics over the batch");
   c = base();
   c.norm_options = {{"C", 2.0}};  // C belongs to adanorm only
   expect(c, "unknown option 'C'");

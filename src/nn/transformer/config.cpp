@@ -1,5 +1,7 @@
 #include "nn/transformer/config.h"
 
+#include "nn/norm/masked_norm.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -22,7 +24,7 @@ void TransformerConfig::validate_encoder() const {
     bad("padding_idx " + std::to_string(padding_idx) + " must be a token id in [0, src_vocab)");
   if (d_model < 1 || n_heads < 1 || d_model % n_heads != 0)
     bad("d_model (" + std::to_string(d_model) + ") must be a positive multiple of n_heads (" +
-        std::to_string(n_heads) + "): change --encoder-embed-dim or --encoder-attention-heads");
+        std::to_string(n_heads) + "): change --d-model or --n-heads");
   if (ffn_dim < 1) bad("ffn_dim must be >= 1, got " + std::to_string(ffn_dim));
   if (encoder_layers < 1) bad("encoder_layers must be >= 1, got " + std::to_string(encoder_layers));
   check_prob(dropout, "dropout");
@@ -36,7 +38,10 @@ void TransformerConfig::validate_encoder() const {
     bad("norm_placement 'final' puts the norm only in the final stack norms, which exist only in pre-norm: "
         "set normalize_before (--encoder-normalize-before --decoder-normalize-before) or use placement 'all'");
   try {
-    make_norm(norm, d_model, norm_options);
+    if (uses_batch_statistics(*make_norm(norm, d_model, norm_options)))
+      bad("norm '" + norm + "' pools statistics over the batch, and the Transformer's layers do not pass padding "
+          "masks to their norms yet, so padding would enter the statistics: use a per-token norm (" +
+          "layernorm, layernorm-simple, adanorm, rmsnorm, lng, ...)");
   } catch (const std::invalid_argument& e) {
     bad(std::string("norm: ") + e.what());
   }
