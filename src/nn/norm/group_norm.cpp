@@ -51,16 +51,17 @@ Variable apply_affine(const Variable& y, const Variable& weight, const Variable&
   return bias.defined() ? add(z, bias) : z;
 }
 
-GroupNorm::GroupNorm(int64_t d, GroupNormConfig cfg, DType dtype) : Module("GroupNorm"), dim(d), cfg_(cfg) {
-  if (d < 1) throw std::invalid_argument("GroupNorm: d must be >= 1, got " + std::to_string(d));
-  check_groups(d, cfg.groups, "GroupNorm");
-  check_eps(cfg.eps, "GroupNorm");
+GroupedNorm::GroupedNorm(const std::string& type_name, int64_t d, GroupNormConfig cfg, DType dtype)
+    : Module(type_name), dim(d), cfg_(cfg) {
+  if (d < 1) throw std::invalid_argument(type_name + ": d must be >= 1, got " + std::to_string(d));
+  check_groups(d, cfg.groups, type_name);
+  check_eps(cfg.eps, type_name);
   register_affine(*this, d, cfg.affine, dtype, weight, bias);
 }
 
 Variable GroupNorm::forward(const Variable& x) {
   Rows r = to_rows(x, dim, "GroupNorm(" + std::to_string(dim) + ")");
-  if (!r.image) return from_rows(apply_affine(grouped_normalize(r.rows, cfg_.groups, true, cfg_.eps), weight, bias), r);
+  if (!r.image) return normalize_rows(r);
   // Images: each group pools its C/G channels over all H x W pixels (torch.nn.GroupNorm).
   const Shape& s = r.shape;
   Variable y = reshape(layer_norm_normalize(reshape(x, {s[0], cfg_.groups, s[1] / cfg_.groups * s[2] * s[3]}),
@@ -70,25 +71,15 @@ Variable GroupNorm::forward(const Variable& x) {
   return add(mul(y, reshape(weight, {1, dim, 1, 1})), reshape(bias, {1, dim, 1, 1}));
 }
 
-std::string GroupNorm::extra_repr() const {
-  std::ostringstream o;
-  o << dim << ", groups=" << cfg_.groups << ", eps=" << cfg_.eps << ", affine=" << (cfg_.affine ? "true" : "false");
-  return o.str();
-}
-
-LayerNormG::LayerNormG(int64_t d, GroupNormConfig cfg, DType dtype) : Module("LayerNormG"), dim(d), cfg_(cfg) {
-  if (d < 1) throw std::invalid_argument("LayerNormG: d must be >= 1, got " + std::to_string(d));
-  check_groups(d, cfg.groups, "LayerNormG");
-  check_eps(cfg.eps, "LayerNormG");
-  register_affine(*this, d, cfg.affine, dtype, weight, bias);
-}
-
 Variable LayerNormG::forward(const Variable& x) {
-  Rows r = to_rows(x, dim, "LayerNormG(" + std::to_string(dim) + ")");  // images: one row per pixel
+  return normalize_rows(to_rows(x, dim, "LayerNormG(" + std::to_string(dim) + ")"));  // images: one row per pixel
+}
+
+Variable GroupedNorm::normalize_rows(const Rows& r) const {
   return from_rows(apply_affine(grouped_normalize(r.rows, cfg_.groups, true, cfg_.eps), weight, bias), r);
 }
 
-std::string LayerNormG::extra_repr() const {
+std::string GroupedNorm::extra_repr() const {
   std::ostringstream o;
   o << dim << ", groups=" << cfg_.groups << ", eps=" << cfg_.eps << ", affine=" << (cfg_.affine ? "true" : "false");
   return o.str();

@@ -33,32 +33,37 @@ struct GroupNormConfig {
   bool affine = true;   ///< per-feature gain "weight" (init 1) and "bias" (init 0)
 };
 
-/// GroupNorm over d channels (see the file comment): [N, d], [B, T, d] or [N, d, H, W] -> same shape.
-/// Throws std::invalid_argument on d < 1, eps < 0, groups not dividing d, or an input of another layout.
-class GroupNorm : public Module {
+/// What GroupNorm and LN-G share: the checked config, the affine parameters and extra_repr; they
+/// differ only in forward. Throws std::invalid_argument on d < 1, eps < 0 or groups not dividing d.
+class GroupedNorm : public Module {
  public:
-  GroupNorm(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32);
-  Variable forward(const Variable& x) override;
   std::string extra_repr() const override;
   Variable weight, bias;  ///< [d]; undefined without affine
   int64_t dim;
 
- private:
+ protected:
+  GroupedNorm(const std::string& type_name, int64_t d, GroupNormConfig cfg, DType dtype);
+  /// LN per group of features of each row, then the affine; back to the input's layout.
+  Variable normalize_rows(const Rows& r) const;
   GroupNormConfig cfg_;
+};
+
+/// GroupNorm over d channels (see the file comment): [N, d], [B, T, d] or [N, d, H, W] -> same shape.
+/// Throws as GroupedNorm, and on an input of another layout.
+class GroupNorm : public GroupedNorm {
+ public:
+  GroupNorm(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32)
+      : GroupedNorm("GroupNorm", d, cfg, dtype) {}
+  Variable forward(const Variable& x) override;
 };
 
 /// LN-G over d features (see the file comment): [N, d], [B, T, d] or [N, d, H, W] (per pixel) -> same
 /// shape. Same throws as GroupNorm.
-class LayerNormG : public Module {
+class LayerNormG : public GroupedNorm {
  public:
-  LayerNormG(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32);
+  LayerNormG(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32)
+      : GroupedNorm("LayerNormG", d, cfg, dtype) {}
   Variable forward(const Variable& x) override;
-  std::string extra_repr() const override;
-  Variable weight, bias;  ///< [d]; undefined without affine
-  int64_t dim;
-
- private:
-  GroupNormConfig cfg_;
 };
 
 /// Registers "weight" (ones) and "bias" (zeros) of size d on `m` when `affine`; used by every norm
