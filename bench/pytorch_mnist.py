@@ -11,7 +11,6 @@ Run with Debian's own interpreter (python3-torch), e.g.
     /usr/bin/python3 bench/pytorch_mnist.py --threads 1 --json
 """
 import argparse
-import json
 import sys
 
 import torch_bench as tb
@@ -107,24 +106,14 @@ def main(argv=None):
         "items_per_s": round(args.batch_size / (med / 1000.0), 2),
         "peak_rss_mib": tb.peak_rss_mib(),
     }
-    prof_table = None
-    if args.breakdown:
-        shares, prof_ms, prof_table = tb.breakdown(step, args.profile_steps, FAMILIES)
-        result["breakdown"] = {k: round(v, 4) for k, v in shares.items()}
-        result["profiled_step_ms"] = round(prof_ms, 4)
-
-    if args.json:
-        print(json.dumps(result))
-    else:
-        sm = result["step_ms"]
-        print("pytorch %s  threads=%d  batch=%d  norm=%s  steps=%d (warm-up %d)"
-              % (result["version"], result["threads"], args.batch_size, args.norm,
-                 args.steps, args.warmup))
-        print("step ms: median %.3f  min %.3f  max %.3f   images/s %.1f"
-              % (sm["median"], sm["min"], sm["max"], result["images_per_s"]))
-    if args.breakdown:
-        tb.print_breakdown(result, args.profile_steps, prof_table, args.json)
-    return 0
+    summary = []
+    sm = result["step_ms"]
+    summary.append("pytorch %s  threads=%d  batch=%d  norm=%s  steps=%d (warm-up %d)"
+          % (result["version"], result["threads"], args.batch_size, args.norm,
+             args.steps, args.warmup))
+    summary.append("step ms: median %.3f  min %.3f  max %.3f   images/s %.1f"
+          % (sm["median"], sm["min"], sm["max"], result["images_per_s"]))
+    return tb.report(result, args, step, FAMILIES, "\n".join(summary))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ Run with Debian's own interpreter (python3-torch), e.g.
     /usr/bin/python3 bench/pytorch_transformer.py --config small --threads 1 --json
 """
 import argparse
-import json
 import sys
 
 import torch_bench as tb
@@ -144,26 +143,16 @@ def main(argv=None):
         "gflop_per_s": round(3 * fwd_gflop / med_s, 3),
         "peak_rss_mib": tb.peak_rss_mib(),
     }
-    prof_table = None
-    if args.breakdown:
-        shares, prof_ms, prof_table = tb.breakdown(step, args.profile_steps, FAMILIES)
-        result["breakdown"] = {k: round(v, 4) for k, v in shares.items()}
-        result["profiled_step_ms"] = round(prof_ms, 4)
-
-    if args.json:
-        print(json.dumps(result))
-    else:
-        sm = result["step_ms"]
-        print("pytorch %s  config=%s  threads=%d  batch=%dx%d  norm=%s  params=%d  steps=%d (warm-up %d)"
-              % (result["version"], args.config, result["threads"], args.batch_size, args.seq_len,
-                 args.norm, result["parameters"], args.steps, args.warmup))
-        print("step ms: median %.1f  min %.1f  max %.1f  (CPU %.1f)   %s/s %.1f   %.2f GFLOP/step (3x fwd %.2f)  "
-              "%.2f GFLOP/s   peak RSS %.0f MiB"
-              % (sm["median"], sm["min"], sm["max"], result["step_cpu_ms"]["median"], unit, result["items_per_s"], result["step_gflop"],
-                 fwd_gflop, result["gflop_per_s"], result["peak_rss_mib"]))
-    if args.breakdown:
-        tb.print_breakdown(result, args.profile_steps, prof_table, args.json)
-    return 0
+    summary = []
+    sm = result["step_ms"]
+    summary.append("pytorch %s  config=%s  threads=%d  batch=%dx%d  norm=%s  params=%d  steps=%d (warm-up %d)"
+          % (result["version"], args.config, result["threads"], args.batch_size, args.seq_len,
+             args.norm, result["parameters"], args.steps, args.warmup))
+    summary.append("step ms: median %.1f  min %.1f  max %.1f  (CPU %.1f)   %s/s %.1f   %.2f GFLOP/step (3x fwd %.2f)  "
+          "%.2f GFLOP/s   peak RSS %.0f MiB"
+          % (sm["median"], sm["min"], sm["max"], result["step_cpu_ms"]["median"], unit, result["items_per_s"], result["step_gflop"],
+             fwd_gflop, result["gflop_per_s"], result["peak_rss_mib"]))
+    return tb.report(result, args, step, FAMILIES, "\n".join(summary))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Shared parts of the PyTorch CPU references in bench/ (pytorch_<task>.py): thread pinning before
 torch is imported, the timed step loop, peak RSS, and the torch.profiler time share per op family."""
 import bisect
+import json
 import os
 import resource
 import statistics
@@ -123,3 +124,17 @@ def print_breakdown(result, profile_steps, table, to_stderr):
         print("  %-16s %5.1f %%" % (k, 100.0 * v), file=out)
     if os.environ.get("NL_BENCH_TOP"):
         print(table, file=out)
+
+
+def report(result, args, step, families, summary):
+    """Adds the profiled time shares when --breakdown, then prints the JSON object (--json) or the
+    human-readable `summary`, then the shares. Returns the exit status 0."""
+    table = None
+    if args.breakdown:
+        shares, prof_ms, table = breakdown(step, args.profile_steps, families)
+        result["breakdown"] = {k: round(v, 4) for k, v in shares.items()}
+        result["profiled_step_ms"] = round(prof_ms, 4)
+    print(json.dumps(result) if args.json else summary)
+    if args.breakdown:
+        print_breakdown(result, args.profile_steps, table, args.json)
+    return 0
