@@ -11,6 +11,7 @@
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/threads.h"
+#include "backends/cpu/vec_math.h"
 #include "backends/profiler.h"
 
 namespace nl {
@@ -91,7 +92,7 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
         if (!c.blocked(j)) m = std::max(m, c.logit(s, j, scale));
       double sum = 0;  // p = exp(x - m) first (may overwrite s when aliased: logit(j) is read before)
       for (int64_t j = 0; j < tk; ++j) {
-        const T e = j < c.jmax && !c.blocked(j) ? std::exp(c.logit(s, j, scale) - m) : T(0);
+        const T e = j < c.jmax && !c.blocked(j) ? cpu::vexp(T(c.logit(s, j, scale) - m)) : T(0);
         p[j] = e;
         sum += e;
       }

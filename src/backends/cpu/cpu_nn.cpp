@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
 #include "backends/cpu/threads.h"
+#include "backends/cpu/vec_math.h"
 
 namespace nl {
 namespace {
@@ -19,18 +20,38 @@ inline int64_t rows_of(const Desc& d) {
 inline int64_t cols_of(const Desc& d) { return d.ndim ? d.shape[d.ndim - 1] : 1; }
 
 // One row of C logits: writes softmax probabilities to p (unless null) and returns log-sum-exp,
-// shifting by the row max for stability. Shared by softmax, log_softmax and cross_entropy.
+// shifting by the row max for stability; `sum_x` (unless null) receives the sum of the logits (label
+// smoothing needs it). One exponential per element (cpu::vexp, vectorised for float), sums in double.
+// Shared by softmax, log_softmax and cross_entropy.
 template <typename T>
-double softmax_row(const T* x, T* p, int64_t C) {
-  if (C == 0) return -INFINITY;  // log of an empty sum; nothing to write
-  T m = x[0];
-  for (int64_t c = 1; c < C; ++c) m = x[c] > m ? x[c] : m;
-  double s = 0;
-  for (int64_t c = 0; c < C; ++c) s += std::exp((double)(x[c] - m));
-  if (p) {
-    const T inv = T(1.0 / s);
-    for (int64_t c = 0; c < C; ++c) p[c] = std::exp(x[c] - m) * inv;
+double softmax_row(const T* x, T* p, int64_t C, double* sum_x = nullptr) {
+  if (C == 0) {  // log of an empty sum; nothing to write
+    if (sum_x) *sum_x = 0;
+    return -INFINITY;
   }
+  T m = x[0];
+#pragma omp simd reduction(max : m)
+  for (int64_t c = 1; c < C; ++c) m = x[c] > m ? x[c] : m;
+  double s = 0, sx = 0;
+  if (p) {
+#pragma omp simd reduction(+ : s, sx)
+    for (int64_t c = 0; c < C; ++c) {
+      const T e = cpu::vexp(T(x[c] - m));
+      p[c] = e;
+      s += (double)e;
+      sx += (double)x[c];
+    }
+    const T inv = T(1.0 / s);
+#pragma omp simd
+    for (int64_t c = 0; c < C; ++c) p[c] *= inv;
+  } else {
+#pragma omp simd reduction(+ : s, sx)
+    for (int64_t c = 0; c < C; ++c) {
+      s += (double)cpu::vexp(T(x[c] - m));
+      sx += (double)x[c];
+    }
+  }
+  if (sum_x) *sum_x = sx;
   return (double)m + std::log(s);
 }
 }  // namespace
@@ -68,7 +89,7 @@ void CpuBackend::softmax_backward(const Desc& gin, const Desc& gout, const Desc&
       double s = 0;
       if (log) {  // dx = g - softmax * sum(g)
         for (int64_t c = 0; c < C; ++c) s += gr[c];
-        for (int64_t c = 0; c < C; ++c) o[c] = gr[c] - std::exp(yr[c]) * T(s);
+        for (int64_t c = 0; c < C; ++c) o[c] = gr[c] - cpu::vexp(yr[c]) * T(s);
       } else {  // dx = y * (g - sum(g*y))
         for (int64_t c = 0; c < C; ++c) s += (double)gr[c] * yr[c];
         for (int64_t c = 0; c < C; ++c) o[c] = yr[c] * (gr[c] - T(s));
@@ -156,9 +177,8 @@ void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& l
     for (int64_t i = 0; i < N; ++i) {
       const T* xr = x + i * C;
       T* pr = p + i * C;
-      const double lse = softmax_row<T>(xr, pr, C);
       double sum_x = 0;
-      for (int64_t c = 0; c < C; ++c) sum_x += (double)xr[c];
+      const double lse = softmax_row<T>(xr, pr, C, &sum_x);
       if (tg[i] == ignore_index) {
         l[i] = T(0);
         continue;
