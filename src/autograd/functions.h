@@ -94,7 +94,9 @@ Variable log_softmax(const Variable& x, int64_t dim = -1);
 Variable cross_entropy(const Variable& logits, const Tensor& target, double label_smoothing = 0.0,
                        int64_t ignore_index = -100);
 /// Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p) when
-/// `training`; identity otherwise. Throws if p is outside [0, 1).
+/// `training`; identity otherwise. The mask comes from the global counter stream (next_random_offset)
+/// and is regenerated in backward, so nothing but the op is kept for backward. Throws if p is outside
+/// [0, 1).
 Variable dropout(const Variable& x, double p, bool training);
 /// 2-D convolution of x [N, C, H, W] with w [O, C, kh, kw] and bias b [O] (may be undefined) via
 /// im2col + GEMM. Throws on channel mismatch or an output smaller than 1x1.

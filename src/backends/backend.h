@@ -135,6 +135,10 @@ class Backend {
   virtual void where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) = 0;
   /// Counter-based uniform [lo, hi) or normal(mean=lo, std=hi) fill, reproducible for (seed, offset).
   virtual void random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) = 0;
+  /// Inverted dropout with a regenerated mask: out[i] = in[i] / (1 - p) where uniform01(seed, offset + i)
+  /// > p (the counter stream of `random`), else 0. The same call with the gradient as `in` is the
+  /// backward, so no mask is stored. Contiguous in/out of one float dtype (may alias); 0 <= p < 1.
+  virtual void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) = 0;
 
   // ---- reductions ----
   /// Reduces `in` over its trailing `nreduce` dims into contiguous `out` (numel = product of leading dims).

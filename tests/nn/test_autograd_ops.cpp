@@ -1,5 +1,6 @@
 // gradcheck (float64, central differences) of every autograd op src/nn uses, including broadcasting
 // and non-contiguous views.
+#include "autograd/memory.h"
 #include "nn_test_util.h"
 
 using namespace nl;
@@ -66,6 +67,14 @@ TEST_CASE("ops gradcheck: dropout with a fixed mask scales survivors by 1/(1-p)"
   y.backward(Tensor::ones(y.shape(), DType::Float64));
   auto gv = vals(in[0].grad());
   for (size_t i = 0; i < gv.size(); ++i) CHECK(gv[i] == Approx(yv[i] != 0 ? 1 / (1 - p) : 0.0));
+  // the mask is regenerated in backward: the graph keeps only the leaf itself
+  CHECK(graph_held_bytes(y) == in[0].data().storage()->nbytes());
+  // a non-contiguous input gets the mask of its contiguous copy
+  manual_seed(7);
+  Variable yt = dropout(transpose(in[0], 0, 1), p, true);
+  manual_seed(7);
+  Variable yc = dropout(Variable(in[0].data().transpose(0, 1).contiguous()), p, true);
+  CHECK(vals(yt.data()) == vals(yc.data()));
   // eval mode is the identity and records nothing
   CHECK(dropout(in[0], p, false).impl() == in[0].impl());
   CHECK_THROWS_AS(dropout(in[0], 1.0, true), std::invalid_argument);

@@ -58,11 +58,20 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double eps,
 Variable dropout(const Variable& x, double p, bool training) {
   if (p < 0 || p >= 1) throw std::invalid_argument("dropout: p must be in [0, 1), got " + std::to_string(p));
   if (!training || p == 0) return x;
-  Tensor keep = nl::gt(Tensor::rand(x.shape(), 0.0, 1.0, x.dtype(), x.device()), p);
-  Tensor mask = nl::affine(keep, 1.0 / (1.0 - p), 0.0);
-  return make_result(nl::mul(x.data(), mask), "Dropout", {x},
-                     [mask](const Tensor& g, const std::vector<bool>&) { return std::vector<Tensor>{nl::mul(g, mask)}; },
-                     {saved(mask, "dropout mask")}, "p=" + std::to_string(p));
+  // The keep mask is a pure function of (seed, offset + i) (Backend::dropout): backward regenerates it,
+  // so the graph keeps no mask tensor (PyTorch keeps a bool mask per dropout site).
+  Tensor in = x.data().contiguous();
+  const auto [seed, offset] = next_random_offset((uint64_t)in.numel());
+  Tensor out = Tensor::empty(in.shape(), in.dtype(), in.device());
+  backend_for(in.device().type).dropout(out.desc(), in.desc(), p, seed, offset);
+  return make_result(out, "Dropout", {x},
+                     [p, seed = seed, offset = offset](const Tensor& g, const std::vector<bool>&) {
+                       Tensor gc = g.contiguous();
+                       Tensor gx = Tensor::empty(gc.shape(), gc.dtype(), gc.device());
+                       backend_for(gc.device().type).dropout(gx.desc(), gc.desc(), p, seed, offset);
+                       return std::vector<Tensor>{gx};
+                     },
+                     {}, "p=" + std::to_string(p));
 }
 
 }  // namespace nl

@@ -216,4 +216,19 @@ void CpuBackend::random(const Desc& out, bool normal, double lo, double hi, uint
   });
 }
 
+void CpuBackend::dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) {
+  prof::Scope prof_scope(prof::Cat::Random);
+  if (!out.contiguous() || !in.contiguous() || out.numel() != in.numel() || out.dtype != in.dtype)
+    throw std::invalid_argument("dropout: input and output must be contiguous with the same size and dtype");
+  dispatch_floating(in.dtype, "dropout", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in.data);
+    T* o = static_cast<T*>(out.data);
+    const T scale = T(1.0 / (1.0 - p));
+    const int64_t n = in.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) o[i] = uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0);
+  });
+}
+
 }  // namespace nl
