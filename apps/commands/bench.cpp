@@ -3,17 +3,23 @@
 // breakdown, side by side with PyTorch on CPU (bench/pytorch_<task>.py run by Debian's python3).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <sys/resource.h>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
 
 #include "autograd/functions.h"
+#include "autograd/memory.h"
 #include "backends/profiler.h"
 #include "report/atomic_file.h"
 #include "engine/task_cli.h"
+#include "engine/task_registry.h"
 #include "engine/trainer.h"
 #include <filesystem>
 #include "common/command_registry.h"
@@ -40,6 +46,21 @@ Timing summarize(std::vector<double> ms) {
   return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
+// Process CPU time in ms (all threads): on a loaded machine it moves less than wall time.
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+// Peak resident set size of this process so far, MiB (getrusage ru_maxrss, KiB on Linux), as
+// bench/torch_bench.py's peak_rss_mib measures the PyTorch twin.
+double peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0;
+}
+
 // One thread count: timed updates (Trainer::update, the training loop's own step), then a profiled
 // pass for the time shares.
 json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
@@ -50,13 +71,22 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
   int64_t u = 0;
   auto step = [&] { trainer.update(micro, u++); };
   for (int i = 0; i < a.warmup; ++i) step();
-  std::vector<double> ms;
+  std::vector<double> ms, cpu;
   for (int i = 0; i < a.steps; ++i) {
     auto t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_ms();
     step();
+    cpu.push_back(cpu_ms() - c0);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  Timing t = summarize(ms);
+  Timing t = summarize(ms), tc = summarize(cpu);
+  const double rss = peak_rss_mib();  // before the profiled pass, which allocates nothing new
+  // What the graph keeps for backward after one forward (the training step's activation memory), by op.
+  json held = json::object();
+  {
+    nl::Variable loss = task.loss(trainer.model(), *batch);
+    for (const auto& [op, bytes] : nl::graph_held_bytes_by_op(loss)) held[op] = bytes / 1048576.0;
+  }
   nl::prof::reset();
   nl::prof::enable(true);
   auto t0 = std::chrono::steady_clock::now();
@@ -71,8 +101,16 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
     kernels += v;
   }
   shares["autograd + allocation + other"] = 100.0 * std::max(0.0, wall - kernels) / wall;
+  // Matrix-product FLOPs actually executed per step (forward + backward, counted by the backend),
+  // and what they make per second of the median step.
+  const double step_gflop = nl::prof::gemm_flops() / a.profile_steps / 1e9;
+  const double gemm_s = nl::prof::totals()["gemm"];
   return {{"framework", "normlab"}, {"threads", threads}, {"items_per_step", batch->items},
           {"step_ms", {{"median", t.median}, {"min", t.min}, {"max", t.max}}},
+          {"step_cpu_ms", {{"median", tc.median}, {"min", tc.min}, {"max", tc.max}}},
+          {"step_gflop", step_gflop}, {"gflop_per_s", step_gflop / (t.median / 1000.0)},
+          {"gemm_gflop_per_s", gemm_s > 0 ? nl::prof::gemm_flops() / 1e9 / gemm_s : 0.0},
+          {"peak_rss_mib", rss}, {"graph_held_mib_by_op", held},
           {"items_per_s", (double)batch->items / (t.median / 1000.0)}, {"time_share_percent", shares}};
 }
 
@@ -137,18 +175,34 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
       return f2(j["step_ms"]["median"]) + " (" + f2(j["step_ms"]["min"]) + "–" + f2(j["step_ms"]["max"]) + ")";
     };
     bool have_py = a.pytorch && !py.contains("error");
-    rows.push_back({std::to_string(t), ms(n), std::to_string((int64_t)n["items_per_s"].get<double>()),
-                    have_py ? ms(py) : "—",
-                    have_py ? std::to_string((int64_t)py["items_per_s"].get<double>()) : "—",
-                    have_py ? f2(n["step_ms"]["median"].get<double>() / py["step_ms"]["median"].get<double>()) + "×" : "—"});
+    auto med = [](const json& j, const char* k) {
+      return j.contains(k) ? j[k]["median"].get<double>() : std::nan("");
+    };
+    auto ratio = [&](double x, double y) { return std::isnan(x) || std::isnan(y) ? std::string("—") : f2(x / y) + "×"; };
+    auto num = [&](const json& j, const char* k, int prec) {
+      if (!j.contains(k)) return std::string("—");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.*f", prec, j[k].get<double>());
+      return std::string(b);
+    };
+    const json none = json::object();
+    const json& p = have_py ? py : none;
+    rows.push_back({std::to_string(t), ms(n), have_py ? ms(py) : "—",
+                    ratio(med(n, "step_ms"), med(p, "step_ms")), ratio(med(n, "step_cpu_ms"), med(p, "step_cpu_ms")),
+                    num(n, "items_per_s", 0) + " / " + num(p, "items_per_s", 0),
+                    num(n, "gflop_per_s", 1) + " / " + num(p, "gflop_per_s", 1),
+                    num(n, "peak_rss_mib", 0) + " / " + num(p, "peak_rss_mib", 0)});
     report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}});
   }
   std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), "
             << n_items << " " << unit << " per step, norm " << settings["norm"].get<std::string>()
             << " (median over " << a.steps << " steps after " << a.warmup << " warm-up; min–max in brackets)\n\n"
-            << markdown_table({"threads", "normlab ms/step", "normlab " + unit + "/s", "PyTorch ms/step", "PyTorch " + unit + "/s",
-                               "normlab / PyTorch time"},
+            << markdown_table({"threads", "normlab ms/step", "PyTorch ms/step", "time ratio", "CPU-time ratio",
+                               unit + "/s normlab / PyTorch", "GFLOP/s normlab / PyTorch", "peak RSS MiB normlab / PyTorch"},
                               rows)
+            << "\n(ratios: normlab / PyTorch, below 1 = normlab faster; CPU time = process CPU time per step, steadier "
+               "than wall time on a loaded machine; normlab's GFLOP/s counts the matrix-product FLOPs it executed, "
+               "PyTorch's is 3x its forward matmul FLOPs; peak RSS of each process after its timed steps)\n"
             << "\n";
   for (auto& r : report["runs"]) {
     std::cout << "time share, normlab, " << r["threads"] << " thread(s), " << a.profile_steps << " profiled steps:\n";
@@ -156,6 +210,16 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     for (auto& [k, v] : r["normlab"]["time_share_percent"].items()) sh.push_back({v.get<double>(), k});
     std::sort(sh.rbegin(), sh.rend());
     for (auto& [v, k] : sh) std::printf("  %-30s %5.1f%%\n", k.c_str(), v);
+    const json& nr = r["normlab"];
+    std::printf("  matrix products: %.1f GFLOP per step at %.1f GFLOP/s inside the GEMM calls\n",
+                nr["step_gflop"].get<double>(), nr["gemm_gflop_per_s"].get<double>());
+    std::vector<std::pair<double, std::string>> held;
+    double total = 0;
+    for (auto& [k, v] : nr["graph_held_mib_by_op"].items()) held.push_back({v.get<double>(), k}), total += v.get<double>();
+    std::sort(held.rbegin(), held.rend());
+    std::printf("  kept for backward after one forward: %.0f MiB (parameters included); by op:", total);
+    for (size_t i = 0; i < held.size() && i < 8; ++i) std::printf("%s %s %.0f", i ? "," : "", held[i].second.c_str(), held[i].first);
+    std::printf(" MiB\n");
   }
   if (!a.json_out.empty()) {
     write_file_atomic(a.json_out, report.dump(2) + "\n");
@@ -185,6 +249,26 @@ void setup(CLI::App& app) {
   };
   verb.run = [a](TaskInvocation& inv) { run(inv, *a); };
   add_task_subcommands(b, verb);
+
+  // `normlab bench transformer --config small|iwslt|cls`: the Transformer shapes by the names the MT
+  // issue gives them, mapped onto the task configs that hold those shapes.
+  static const std::map<std::string, std::pair<std::string, std::string>> shapes = {
+      {"small", {"mt", "multi30k"}}, {"iwslt", {"mt", "iwslt14-de-en"}}, {"cls", {"cls", "sst5"}}};
+  auto* tr = b->add_subcommand("transformer",
+                               "Transformer step on 128 x 32 synthetic tokens: --config small (= mt --config multi30k), "
+                               "iwslt (= mt --config iwslt14-de-en) or cls (= cls --config sst5)");
+  auto shape = std::make_shared<std::string>("small");
+  tr->add_option("--config", *shape, "small | iwslt | cls")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"small", "iwslt", "cls"}));
+  verb.extra_flags(tr);
+  tr->callback([a, shape] {
+    const auto& [task_name, config] = shapes.at(*shape);
+    TaskInvocation inv;
+    inv.task = make_task(task_name);
+    inv.settings = resolve_task_settings(*inv.task, config, {}, &inv.config_source);
+    run(inv, *a);
+  });
 }
 
 CommandRegistrar reg{{"bench", 30, setup}};

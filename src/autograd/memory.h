@@ -2,6 +2,8 @@
 // How much memory an autograd graph keeps alive: for the memory benchmark (bench/autograd_memory.cpp)
 // and tests that check intermediate results are freed when backward does not need them.
 #include <cstddef>
+#include <map>
+#include <string>
 
 #include "autograd/variable.h"
 
@@ -17,5 +19,10 @@ namespace nl {
 /// Relies on the op-implementer rule of tape.h: every tensor a backward closure captures is also
 /// listed in the node's saved tensors.
 size_t graph_held_bytes(const Variable& root);
+
+/// graph_held_bytes split by who keeps each storage: the op name of the first node (depth-first from
+/// root) that saved it ("MatMul", "LayerNorm", ...), or "parameters and leaves" for leaf data. The
+/// values sum to graph_held_bytes(root). For `normlab bench`'s memory breakdown.
+std::map<std::string, size_t> graph_held_bytes_by_op(const Variable& root);
 
 }  // namespace nl

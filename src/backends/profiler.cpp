@@ -4,6 +4,7 @@ namespace nl::prof {
 namespace {
 std::atomic<bool> g_on{false};
 std::atomic<int64_t> g_ns[(int)Cat::kCount];
+std::atomic<double> g_flops{0};
 }  // namespace
 
 const char* cat_name(Cat c) {
@@ -15,7 +16,15 @@ void enable(bool on) { g_on.store(on, std::memory_order_relaxed); }
 bool enabled() { return g_on.load(std::memory_order_relaxed); }
 void reset() {
   for (auto& a : g_ns) a.store(0);
+  g_flops.store(0);
 }
+void add_gemm_flops(double f) {
+  if (!enabled()) return;
+  double cur = g_flops.load(std::memory_order_relaxed);
+  while (!g_flops.compare_exchange_weak(cur, cur + f, std::memory_order_relaxed)) {
+  }
+}
+double gemm_flops() { return g_flops.load(); }
 void add(Cat c, double s) { g_ns[(int)c].fetch_add((int64_t)(s * 1e9), std::memory_order_relaxed); }
 std::map<std::string, double> totals() {
   std::map<std::string, double> m;

@@ -23,6 +23,11 @@ void reset();
 std::map<std::string, double> totals();
 /// Adds `seconds` of wall time to category `c`.
 void add(Cat c, double seconds);
+/// Adds `flops` floating-point operations executed by matrix products (2·M·N·K per product), counted
+/// only while profiling is enabled; zeroed by reset().
+void add_gemm_flops(double flops);
+/// Matrix-product FLOPs counted since the last reset().
+double gemm_flops();
 
 /// RAII timer: adds the scope's wall time to `c` when profiling is enabled.
 class Scope {

@@ -25,6 +25,7 @@ void CpuBackend::gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K
     if (v < 0 || v > INT_MAX)
       throw std::invalid_argument(std::string("gemm: ") + name + " = " + std::to_string(v) +
                                   " is outside [0, 2^31 - 1], the range of BLAS's int arguments; split the product");
+  prof::add_gemm_flops(2.0 * (double)M * (double)N * (double)K * (double)batch);
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   for (int64_t b = 0; b < batch; ++b) {
     if (t == DType::Float32) {
