@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "cli_util.h"
@@ -29,7 +31,7 @@ const std::string kTiny =
 TEST_CASE("mt: 200 updates on Multi30k, then generate: finite BLEU above 0, identical twice", "[e2e][mt]") {
   const fs::path raw = nltest::data_path("multi30k");
   NL_SKIP_IF_MISSING(raw);
-  const fs::path tmp = fs::temp_directory_path() / "normlab-mt-e2e";
+  const fs::path tmp = fs::temp_directory_path() / ("normlab-mt-e2e-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   auto [rc, out] = run_cli("data prepare multi30k --data " + raw.string() + " --out " + (tmp / "data").string() +
                            " --vocab-size 2000");
