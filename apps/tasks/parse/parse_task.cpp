@@ -86,7 +86,7 @@ class ParseTask : public Task {
            std::to_string(tb_.train.size() - (size_t)examples_.skipped) + " projective -> " +
            std::to_string(examples_.size()) + " transition examples / " + std::to_string(tb_.dev.size()) + " dev / " +
            std::to_string(tb_.test.size()) + " test sentences; gold " + (vocab_.use_upos ? "UPOS" : "XPOS") + " tags; " +
-           std::to_string(vocab_.words()) + " words, " + std::to_string(vocab_.labels() - 1) + " labels" +
+           std::to_string(vocab_.words()) + " words, " + std::to_string(vocab_.labels() - 1) + (vocab_.labels() == 2 ? " label" : " labels") +
            (tb_.labelled ? "" : " (unlabelled data: LAS = UAS)") + ")";
   }
 
