@@ -137,15 +137,18 @@ MergeNet build_merge_net(const Points& X, const std::vector<int>& labels, uint64
     for (int64_t k = 0; k < D; ++k) s += mn.w[(size_t)k] * x[(size_t)k];
     p.push_back(s);
   }
-  if (std::count(labels.begin(), labels.end(), labels[0]) != (int64_t)labels.size() && mn.min_gap == 0)
+  const bool one_class = std::count(labels.begin(), labels.end(), labels[0]) == (int64_t)labels.size();
+  if (!one_class && mn.min_gap == 0)
     throw std::invalid_argument("build_merge_net: no projection separates the differently labelled points");
-  mn.run = projection_merge_scalar(p, labels);
+  if (one_class) mn.run.final_values = p;  // nothing to separate: no LayerNorm, a constant read-out
+  else mn.run = projection_merge_scalar(p, labels);
 
   // The read-out threshold between the final class values (one class only: any value on its side).
   double v0 = NAN, v1 = NAN;
   for (size_t k = 0; k < X.size(); ++k) (labels[k] ? v1 : v0) = mn.run.final_values[k];
-  if (std::isnan(v0)) mn.threshold = v1 - 1, mn.sign = 1;
-  else if (std::isnan(v1)) mn.threshold = v0 + 1, mn.sign = 1;
+  const auto [lo, hi] = std::minmax_element(mn.run.final_values.begin(), mn.run.final_values.end());
+  if (std::isnan(v0)) mn.threshold = *lo - 1, mn.sign = 1;       // all label 1: every score > 0
+  else if (std::isnan(v1)) mn.threshold = *hi + 1, mn.sign = 1;  // all label 0: every score < 0
   else mn.threshold = (v0 + v1) / 2, mn.sign = v1 > v0 ? 1 : -1;
 
   // The network (notes §3 "As an LN-Net"): p = w.x; per merge Q[p - mid; c] -> LN; p' = q2^T z/sqrt(3).
@@ -170,7 +173,7 @@ MergeNet build_merge_net(const Points& X, const std::vector<int>& labels, uint64
     }
     add_linear(in, 3, W, b);
     mn.net->push_back(std::make_shared<LayerNorm>(3, ln_cfg, DType::Float64));
-    read = {kQ2[0] / std::sqrt(3.0), kQ2[1] / std::sqrt(3.0), kQ2[2] / std::sqrt(3.0)};
+    read = merge_readout();
     in = 3;
   }
   std::vector<double> W;
@@ -188,6 +191,8 @@ std::vector<int> merge_net_predict(const MergeNet& mn, const Points& X, std::vec
   if (scores) *scores = s;
   return pred;
 }
+
+std::vector<double> merge_readout() { return {kQ2[0] / std::sqrt(3.0), kQ2[1] / std::sqrt(3.0), kQ2[2] / std::sqrt(3.0)}; }
 
 std::vector<Points> merge_net_features(const MergeNet& mn, const Points& X) {
   NoGradGuard ng;

@@ -50,7 +50,8 @@ struct MergeNet {
   int64_t layer_norms() const { return (int64_t)run.steps.size(); }
 };
 
-/// Runs Algorithm 1 on points X [m][D] with labels (0/1) and builds the LN-Net: Linear(D, 3) (or
+/// Runs Algorithm 1 on points X [m][D] with labels (0/1) (skipped when all labels agree: then no
+/// LayerNorm is needed) and builds the LN-Net: Linear(D, 3) (or
 /// Linear(D, 1) when no merge is needed), then per merge LayerNorm(3, eps 0, no gain) and a Linear with
 /// bias, the last one Linear(3, 1) giving the score sign * (p_final - threshold) (label 1 iff > 0). All
 /// parameters float64. The projection w is drawn from `seed` (retried until the projections of
@@ -62,6 +63,10 @@ MergeNet build_merge_net(const Points& X, const std::vector<int>& labels, uint64
 /// returns the raw scores in `scores` when non-null. Throws std::invalid_argument on an empty X or
 /// points of another dimension than the network's input.
 std::vector<int> merge_net_predict(const MergeNet& mn, const Points& X, std::vector<double>* scores = nullptr);
+
+/// The linear read-out r (R^3) of the merged scalar after any LayerNorm of the network: p = r . z,
+/// r = q2/sqrt(3) (Algorithm 1, line 11: p' = x_2 with x = Q^T z/sqrt(3)).
+std::vector<double> merge_readout();
 
 /// The features after each LayerNorm of the built network on X (one Points per LayerNorm, each
 /// point in R^3), through normlab's forward. Throws as merge_net_predict.
