@@ -35,8 +35,9 @@ std::vector<double> random_x(int64_t d, int64_t groups, std::mt19937_64& rng) {
 }
 
 std::vector<int64_t> group_numbers(const HessianConfig& cfg) {
-  if (cfg.d < 3) throw std::invalid_argument("--d must be >= 3 (LN on fewer features is linear or constant), got " +
-                                             std::to_string(cfg.d));
+  if (cfg.d < 3 || cfg.d > 256)
+    throw std::invalid_argument("--d must be in [3, 256] (LN on fewer features is linear or constant; the numerical H "
+                                "costs 2d passes over d x d rows), got " + std::to_string(cfg.d));
   std::vector<int64_t> gs = cfg.groups;
   if (gs.empty())
     for (int64_t g = 1; g <= cfg.d / 2; ++g)
@@ -54,7 +55,8 @@ std::string hessian_report(const HessianConfig& cfg) {
   const std::vector<int64_t> gs = group_numbers(cfg);
   if (!(cfg.eps >= 0) || !std::isfinite(cfg.eps))
     throw std::invalid_argument("--eps must be a finite number >= 0, got " + std::to_string(cfg.eps));
-  if (cfg.samples < 1) throw std::invalid_argument("--samples must be >= 1, got " + std::to_string(cfg.samples));
+  if (cfg.samples < 1 || cfg.samples > 1000000)
+    throw std::invalid_argument("--samples must be in [1, 1000000], got " + std::to_string(cfg.samples));
   const int64_t d = cfg.d;
   std::mt19937_64 rng(cfg.seed);
   std::ostringstream out;

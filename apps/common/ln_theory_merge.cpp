@@ -42,7 +42,8 @@ Verified verify(const MergeNet& mn, const Points& X, const std::vector<int>& lab
 }  // namespace
 
 std::string merge_report(const MergeConfig& cfg) {
-  if (cfg.instances < 0) throw std::invalid_argument("--instances must be >= 0, got " + std::to_string(cfg.instances));
+  if (cfg.instances < 0 || cfg.instances > 100000)
+    throw std::invalid_argument("--instances must be in [0, 100000], got " + std::to_string(cfg.instances));
   if (cfg.m_min < 1 || cfg.m_max < cfg.m_min || cfg.m_max > 1000)
     throw std::invalid_argument("--m-min/--m-max must satisfy 1 <= m-min <= m-max <= 1000, got " +
                                 std::to_string(cfg.m_min) + ".." + std::to_string(cfg.m_max));

@@ -61,7 +61,8 @@ std::string yes_no(bool b) { return b ? "Yes" : "No"; }
 std::string ssr_report(const SsrConfig& cfg) {
   if (cfg.per_class < 2 || cfg.per_class > 5000)
     throw std::invalid_argument("--per-class must be in [2, 5000], got " + std::to_string(cfg.per_class));
-  if (cfg.trials < 1) throw std::invalid_argument("--trials must be >= 1, got " + std::to_string(cfg.trials));
+  if (cfg.trials < 1 || cfg.trials > 100000)
+    throw std::invalid_argument("--trials must be in [1, 100000], got " + std::to_string(cfg.trials));
   std::ostringstream out;
   const std::vector<ToySet> sets = slide_toy_sets(cfg.seed, cfg.per_class);
   out << "normlab ln-theory ssr: SSR = (SS(X1) + SS(X2))/SS([X1, X2]); LSSR = inf over linear maps of SSR, by the\n"

@@ -29,6 +29,9 @@ TEST_CASE("ln-theory CLI: absurd flags are refused with the flag's name", "[lnth
   auto [rc4, out4] = nltest::run_cli("ln-theory ssr --per-class 1");
   CHECK(rc4 != 0);
   CHECK(out4.find("--per-class") != std::string::npos);
+  auto [rc6, out6] = nltest::run_cli("ln-theory ssr --trials 0");
+  CHECK(rc6 != 0);
+  CHECK(out6.find("--trials must be in [1, 100000]") != std::string::npos);
   auto [rc5, out5] = nltest::run_cli("ln-theory hessian --eps -1");
   CHECK(rc5 != 0);
   CHECK(out5.find("--eps") != std::string::npos);
