@@ -1,5 +1,5 @@
-// `normlab grad explain | stats | probe <task>`: how LayerNorm's gradient re-centres and re-scales
-// (Xu et al. 2019, Theorem 1). The logic lives in apps/common/grad_*.cpp and apps/probes/; this file
+// `normlab grad explain | stats | probe <task> | batch-stats <task>`: how LayerNorm's gradient re-centres
+// and re-scales (Xu et al. 2019, Theorem 1), and how batch statistics drift (Shen et al. 2020, Fig. 2). The logic lives in apps/common/grad_*.cpp and apps/probes/; this file
 // only parses flags.
 #include <iostream>
 
@@ -9,6 +9,7 @@
 #include "common/grad_norms.h"
 #include "common/grad_stats.h"
 #include "engine/task_cli.h"
+#include "probes/batch_stats_probe.h"
 #include "probes/grad_probe.h"
 
 namespace nlapp {
@@ -18,6 +19,8 @@ struct GradArgs {
   ExplainConfig explain;
   StatsConfig stats;
   ProbeConfig probe;
+  BatchStatsProbeConfig bstats;
+  std::string bstats_norms = "all", bstats_out = "results/batch-stats";
   std::string estimator = "paper", stats_estimator = "paper";
   std::string stats_norms = "all", probe_norms = "all";
   std::string out = "results/grad-probe";
@@ -84,13 +87,48 @@ void setup_probe(CLI::App* grad, const std::shared_ptr<GradArgs>& a) {
   add_task_subcommands(p, verb);
 }
 
+void setup_batch_stats(CLI::App* grad, const std::shared_ptr<GradArgs>& a) {
+  auto* p = grad->add_subcommand(
+      "batch-stats", "Record batch vs running statistics and their gradients at a batch-statistic norm while a task's "
+                     "model trains (Shen et al. 2020, Figure 2)");
+  TaskVerb verb;
+  verb.skip = {"norm", "out", "max_update", "no_save", "resume", "quiet"};
+  verb.extra_flags = [a](CLI::App* m) {
+    m->add_option("--norm", a->bstats_norms,
+                  "'all' (batchnorm, powernorm-v, powernorm) or a comma-separated list of batch-statistic norms")
+        ->capture_default_str();
+    m->add_option("--steps", a->bstats.steps, "Training updates per variant [a whole number from 1 to 100000000]")
+        ->capture_default_str()
+        ->check(CLI::Range((int64_t)1, (int64_t)100000000).description(""));
+    m->add_option("--layer", a->bstats.layer,
+                  "Dotted name of the watched norm (default: the first batch-statistic norm, e.g. "
+                  "encoder.layers.0.self_attn_layer_norm)");
+    m->add_option("--out", a->bstats_out, "Folder for <norm>.jsonl, <norm>.svg, var-dist.svg and grad-var.svg")
+        ->capture_default_str()
+        ->check(CLI::Validator([](std::string& s) { return s.empty() ? std::string("--out must be a folder path") : ""; }, ""));
+    m->add_flag("--quiet", a->bstats.quiet, "No progress lines");
+  };
+  verb.run = [a](TaskInvocation& inv) {
+    a->bstats.norms = parse_batch_stat_norms(a->bstats_norms);
+    a->bstats.out = a->bstats_out;
+    auto runs = run_batch_stats_probe(*inv.task, inv.settings, a->bstats);
+    std::cout << "normlab grad batch-stats " << inv.task->info().name << ": " << a->bstats.steps
+              << " updates per variant, seed " << inv.settings["seed"]
+              << "; batch vs running statistics (before each update) and the gradients of the batch statistics, "
+                 "averaged over the updates (– = not defined for that norm)\n\n"
+              << format_batch_stats_summary(runs) << "\nJSON-lines and SVG plots in " << a->bstats_out << "\n";
+  };
+  add_task_subcommands(p, verb);
+}
+
 void setup(CLI::App& app) {
-  auto* grad = app.add_subcommand("grad", "How normalization gradients work (Xu et al. 2019, Theorem 1)");
+  auto* grad = app.add_subcommand("grad", "How normalization gradients work (Xu et al. 2019, Theorem 1) and batch statistics drift (Shen et al. 2020)");
   grad->require_subcommand(1);
   auto a = std::make_shared<GradArgs>();
   setup_explain(grad, a);
   setup_stats(grad, a);
   setup_probe(grad, a);
+  setup_batch_stats(grad, a);
 }
 
 CommandRegistrar reg{{"grad", 40, setup}};

@@ -15,8 +15,9 @@ std::vector<OptionSpec> norm_settings(const std::string& default_norm, double de
                  0, 1e6, /*lo_open=*/true)};
 }
 
-json norm_options(const json& settings) {
-  const std::string name = settings.at("norm").get<std::string>();
+json norm_options(const json& settings) { return norm_options(settings, settings.at("norm").get<std::string>()); }
+
+json norm_options(const json& settings, const std::string& name) {
   const auto& keys = nl::norm_option_keys(name);
   json o = json::object();
   for (const char* k : {"impl", "C"})

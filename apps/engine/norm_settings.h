@@ -17,4 +17,9 @@ std::vector<OptionSpec> norm_settings(const std::string& default_norm, double de
 /// make_norm options for settings["norm"]: {"impl": ...} plus "C" when the norm takes it.
 nlohmann::json norm_options(const nlohmann::json& settings);
 
+/// make_norm options for norm `name` (not necessarily settings["norm"], e.g. a Transformer's
+/// --decoder-norm) from the settings: "impl" and "C" when the norm takes them. Throws
+/// std::invalid_argument for an unknown name.
+nlohmann::json norm_options(const nlohmann::json& settings, const std::string& name);
+
 }  // namespace nlapp

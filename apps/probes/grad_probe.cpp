@@ -11,6 +11,7 @@
 #include "report/plot_svg.h"
 #include "engine/trainer.h"
 #include "nn/norm/theory.h"
+#include "probes/probe_common.h"
 
 namespace nlapp {
 using nl::Tensor;
@@ -60,36 +61,8 @@ json probe_record(int64_t step, double loss, const ProbeStats& s) {
 }
 
 namespace {
-Series series_of(const std::vector<json>& recs, const std::string& field, const std::string& name) {
-  Series s{name, {}, {}};
-  for (const auto& r : recs) {
-    s.x.push_back(r["step"].get<double>());
-    s.y.push_back(r[field].is_number() ? r[field].get<double>() : std::nan(""));
-  }
-  return s;
-}
-
-// The module a probe watches: `name`, or the first one whose dotted name ends in "norm".
-nl::Module& find_layer(nl::Module& model, const std::string& name) {
-  std::string avail;
-  for (auto& [n, m] : model.named_modules()) {
-    if (name.empty() ? (n.size() >= 4 && n.compare(n.size() - 4, 4, "norm") == 0) : n == name)
-      return const_cast<nl::Module&>(*m);
-    if (!n.empty()) avail += (avail.empty() ? "" : ", ") + n;
-  }
-  throw std::invalid_argument("grad probe: the model has no module " + (name.empty() ? std::string("named *norm") : "'" + name + "'") +
-                              "; --layer takes one of: " + avail);
-}
-
 ProbeRun probe_one(Task& task, json settings, const ProbeConfig& cfg, const std::string& norm) {
-  settings["norm"] = norm;
-  settings["max_update"] = cfg.steps;
-  settings["max_epoch"] = 1000000;
-  settings["no_save"] = true;
-  settings["validate_interval"] = 0;
-  settings["validate_interval_updates"] = 0;
-  settings["quiet"] = true;
-  settings["out"] = (cfg.out / "runs" / norm).string();
+  settings = probe_run_settings(std::move(settings), norm, cfg.steps, cfg.out);
   task.setup(settings);
   ProbeRun run;
   run.norm = norm;
@@ -108,7 +81,10 @@ ProbeRun probe_one(Task& task, json settings, const ProbeConfig& cfg, const std:
     in = out = Variable();  // release the step's activations
   };
   Trainer trainer(task, settings, hooks);
-  nl::Module& layer = find_layer(trainer.model(), cfg.layer);
+  nl::Module& layer = find_probe_layer(
+      trainer.model(), cfg.layer,
+      [](const std::string& n, const nl::Module&) { return n.size() >= 4 && n.compare(n.size() - 4, 4, "norm") == 0; },
+      "grad probe", "named *norm");
   layer.register_forward_hook([&](nl::Module&, const std::vector<Variable>& inputs, const Variable& output) {
     if (!nl::grad_enabled() || !output.requires_grad()) return;  // evaluation passes
     in = inputs.at(0);
@@ -152,11 +128,7 @@ std::vector<ProbeRun> run_grad_probe(Task& task, const json& settings, const Pro
 }
 
 std::string format_probe_summary(const std::vector<ProbeRun>& runs) {
-  auto avg = [](const std::vector<json>& recs, const char* f) {
-    double s = 0;
-    for (const auto& r : recs) s += r[f].is_number() ? r[f].get<double>() : std::nan("");
-    return recs.empty() ? std::nan("") : s / (double)recs.size();
-  };
+  auto avg = [](const std::vector<json>& recs, const char* f) { return field_mean(recs, f); };
   auto num = [](double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3g", v);

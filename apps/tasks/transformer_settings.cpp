@@ -1,7 +1,25 @@
 #include "tasks/transformer_settings.h"
 
+#include <algorithm>
+
+#include "engine/norm_settings.h"
+#include "nn/norm/factory.h"
+
 namespace nlapp {
 using json = nlohmann::json;
+
+namespace {
+std::vector<std::string> side_norm_choices() {
+  std::vector<std::string> v{"auto"};
+  for (const auto& n : nl::norm_names()) v.push_back(n);
+  return v;
+}
+// "auto" (and settings without the key) -> "" = the config's rule.
+std::string side_norm(const json& s, const char* key) {
+  const std::string v = s.value(key, std::string("auto"));
+  return v == "auto" ? "" : v;
+}
+}  // namespace
 
 std::vector<OptionSpec> transformer_settings() {
   return {
@@ -18,6 +36,14 @@ std::vector<OptionSpec> transformer_settings() {
       choice_option("norm_placement", "all", {"all", "final"},
                     "all: --norm in every slot; final: --norm only in the two final stack norms, layernorm elsewhere "
                     "(the released AdaNorm code, seed-code.md 1.3)"),
+      choice_option("encoder_norm", "auto", side_norm_choices(),
+                    "Norm of the encoder's slots; auto: --norm's value"),
+      choice_option("decoder_norm", "auto", side_norm_choices(),
+                    "Norm of the decoder's slots; auto: --norm's value, except that a batch-statistic --norm "
+                    "(batchnorm, powernorm-v, powernorm) goes to the encoder only and the decoder gets layernorm, "
+                    "as the released PowerNorm code runs (seed-code.md 2.8)"),
+      option("allow_decoder_batch_stats", OptKind::Bool, false,
+             "Allow a batch-statistic decoder norm (its statistics leak future target tokens in training)"),
       option("learned_pos", OptKind::Bool, false, "Learned instead of sinusoidal positions"),
       option("share_all_embeddings", OptKind::Bool, true, "One embedding table for source, target and output"),
       option("share_decoder_input_output_embed", OptKind::Bool, true, "Tie the output projection to the target embedding"),
@@ -43,6 +69,22 @@ nl::TransformerConfig transformer_config(const json& s, const json& norm_opts, i
   c.norm = s.at("norm").get<std::string>();
   c.norm_options = norm_opts;
   c.norm_placement = s.at("norm_placement").get<std::string>();
+  c.encoder_norm = side_norm(s, "encoder_norm");
+  c.decoder_norm = side_norm(s, "decoder_norm");
+  c.allow_decoder_batch_stats = s.value("allow_decoder_batch_stats", false);
+  // Each stack's options for its own norm (the caller's norm_opts where it is --norm's), and PN's
+  // warmup_iters = --warmup-updates for the per-layer norms as the released code wires it
+  // (seed-code.md 2.7; the final norms get TransformerConfig::final_norm_warmup_iters).
+  auto opts_for = [&](const std::string& name) {
+    json o = nl::canonical_norm_name(name) == nl::canonical_norm_name(c.norm) ? norm_opts : norm_options(s, name);
+    const auto& keys = nl::norm_option_keys(name);
+    if (o.is_object() && !o.contains("warmup_iters") &&
+        std::find(keys.begin(), keys.end(), "warmup_iters") != keys.end())
+      o["warmup_iters"] = s.value("warmup_updates", json(0));
+    return o;
+  };
+  c.encoder_norm_options = opts_for(c.encoder_norm_name());
+  c.decoder_norm_options = opts_for(c.decoder_norm_name());
   c.learned_pos = s.at("learned_pos").get<bool>();
   c.share_all_embeddings = s.at("share_all_embeddings").get<bool>();
   c.share_decoder_input_output_embed = s.at("share_decoder_input_output_embed").get<bool>();

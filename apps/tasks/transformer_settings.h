@@ -12,13 +12,18 @@
 namespace nlapp {
 
 /// Specs of d_model, n_heads, ffn_dim, encoder_layers, decoder_layers, dropout, attention_dropout,
-/// activation_dropout, activation_fn, normalize_before, norm_placement, learned_pos,
+/// activation_dropout, activation_fn, normalize_before, norm_placement, encoder_norm, decoder_norm
+/// ("auto" = from --norm, see TransformerConfig::decoder_norm), allow_decoder_batch_stats, learned_pos,
 /// share_all_embeddings, share_decoder_input_output_embed, max_source_positions, max_target_positions.
 /// Defaults: the `multi30k` config (pre-norm 256/1024/4 heads, 3 + 3 layers, dropout 0.3).
 std::vector<OptionSpec> transformer_settings();
 
-/// The model config for resolved settings, norm options (norm_options()) and vocabulary sizes.
-/// Throws std::invalid_argument (TransformerConfig::validate) on an inconsistent combination.
+/// The model config for resolved settings, norm options (norm_options(settings)) and vocabulary sizes.
+/// A stack whose norm is not --norm's gets norm_options(settings, its norm); powernorm gets
+/// warmup_iters = --warmup-updates (0 when absent) unless set (layer_scale_groups = n_heads and the
+/// final norms' warmup 1000 come from TransformerConfig). Settings of checkpoints written before
+/// encoder_norm / decoder_norm existed read as "auto". Throws std::invalid_argument
+/// (TransformerConfig::validate) on an inconsistent combination.
 nl::TransformerConfig transformer_config(const nlohmann::json& settings, const nlohmann::json& norm_opts,
                                          int64_t src_vocab, int64_t tgt_vocab);
 

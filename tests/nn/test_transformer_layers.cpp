@@ -1,5 +1,5 @@
 // Encoder and decoder layers in pre- and post-norm with every norm of Xu et al. (layernorm_family_names()):
-// float64 gradchecks. (Batch-statistic norms need the padding-mask wiring of the PowerNorm issue.)
+// float64 gradchecks. (Batch-statistic norms with padding: test_transformer_norm_slots.cpp.)
 // Norms whose backward is the true gradient (none, layernorm, layernorm-simple) are checked against
 // finite differences in every input and parameter. The detach family (detachnorm, detach-mean,
 // detach-variance, adanorm) stops gradient through the norm's statistics on purpose, so finite

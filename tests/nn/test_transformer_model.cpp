@@ -224,7 +224,7 @@ TEST_CASE("transformer: validate names the bad field and the fix", "[transformer
   c.norm = "notanorm";
   expect(c, "unknown norm 'notanorm'");
   c = base();
-  c.norm = "batchnorm";
+  c.decoder_norm = "batchnorm";  // --norm batchnorm alone is valid: it stays in the encoder
   expect(c, "pools statistics over the batch");
   c = base();
   c.norm_options = {{"C", 2.0}};  // C belongs to adanorm only

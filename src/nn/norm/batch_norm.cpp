@@ -46,6 +46,8 @@ Variable BatchNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
       unbias = (double)n / (double)(n - 1);
     }
     y = div(c, sqrt(affine(var, 1.0, cfg_.eps)));
+    if (has_batch_stats_hooks())
+      run_batch_stats_hooks({mu, var, buffer("running_mean").clone(), buffer("running_var").clone()});
     NoGradGuard ng;
     const double m = cfg_.momentum;
     Tensor rm = buffer("running_mean"), rv = buffer("running_var");

@@ -9,6 +9,7 @@
 #include "nn/norm/batch_norm.h"
 #include "nn/norm/group_norm.h"
 #include "nn/norm/layer_norm.h"
+#include "nn/norm/masked_norm.h"
 #include "nn/norm/no_norm.h"
 #include "nn/norm/power_norm.h"
 #include "nn/norm/rms_norm.h"
@@ -153,6 +154,10 @@ std::shared_ptr<Module> make_other_norm(const std::string& name, int64_t d, cons
   return std::make_shared<RMSNorm>(d, c, dtype);
 }
 }  // namespace
+
+bool norm_uses_batch_statistics(const std::string& name) {
+  return uses_batch_statistics(*make_norm(name, 2));  // d = 2 suits every norm's default options
+}
 
 std::shared_ptr<Module> make_norm(const std::string& name_in, int64_t d, const nlohmann::json& opts) {
   const std::string name = canonical_norm_name(name_in);

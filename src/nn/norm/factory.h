@@ -27,6 +27,10 @@ std::string canonical_norm_name(const std::string& name);
 /// e.g. AdaNorm's "C", GroupNorm's "groups"). Throws std::invalid_argument for an unknown name.
 const std::vector<std::string>& norm_option_keys(const std::string& name);
 
+/// True when norm `name` pools statistics over the batch (batchnorm, powernorm-v, powernorm: the
+/// MaskedNorms of masked_norm.h). Throws std::invalid_argument for an unknown name.
+bool norm_uses_batch_statistics(const std::string& name);
+
 /// Builds norm `name` over the last dim d (input [..., d]). `opts` (a JSON object or null):
 ///   "impl": "fused" (default) | "composite";  "eps": number (1e-5);
 ///   "unbiased": bool (false: 1/H as paper/torch; true: 1/(H-1) as the AdaNorm code);

@@ -12,6 +12,23 @@ Variable MaskedNorm::operator()(const Variable& x, const Tensor& pad_mask) {
   return y;
 }
 
+int MaskedNorm::register_batch_stats_hook(BatchStatsHook hook) {
+  stats_hooks_.emplace_back(next_stats_hook_, std::move(hook));
+  return next_stats_hook_++;
+}
+
+void MaskedNorm::remove_batch_stats_hook(int handle) {
+  for (auto it = stats_hooks_.begin(); it != stats_hooks_.end(); ++it)
+    if (it->first == handle) {
+      stats_hooks_.erase(it);
+      return;
+    }
+}
+
+void MaskedNorm::run_batch_stats_hooks(const BatchStats& stats) {
+  for (auto& [h, fn] : stats_hooks_) fn(*this, stats);
+}
+
 Variable norm_forward(Module& norm, const Variable& x, const Tensor& pad_mask) {
   if (auto* m = dynamic_cast<MaskedNorm*>(&norm)) return (*m)(x, pad_mask);
   return norm(x);

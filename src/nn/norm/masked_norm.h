@@ -15,9 +15,26 @@
 // The padding mask has the input's shape without the feature dim ([B, T] for [B, T, D], [N] for
 // [N, D]); any dtype, != 0 marks a padding position (torch.nn.MultiheadAttention's key_padding_mask
 // convention, as AttentionOptions). Images take no mask.
+#include <functional>
+#include <utility>
+#include <vector>
+
 #include "nn/module.h"
 
 namespace nl {
+
+/// The batch statistics of one training forward of a batch-statistic norm, as a batch-statistics hook
+/// sees them (probes of Shen et al. 2020, Figure 2 and the gradient-norm figure). `mean` and `var` are
+/// the tape's own Variables (retain_grad() them in the hook to read dL/dmu_B and dL/dvar after backward;
+/// an undefined or absent gradient means no gradient flows through that statistic, as in PN's
+/// approximate backward); the running tensors are copies taken BEFORE this forward's update.
+struct BatchStats {
+  Variable mean;        ///< mu_B [1, d] over the kept rows (batchnorm); undefined for the power norms
+  Variable var;         ///< sigma_B^2 [1, d] (batchnorm: the variance the forward divides by) or
+                        ///< psi_B^2 [1, d] (powernorm-v, powernorm)
+  Tensor running_mean;  ///< running_mean [d] (batchnorm); undefined for the power norms
+  Tensor running_var;   ///< running_var [d] (batchnorm) or running_phi [d] (the power norms)
+};
 
 /// Base class of the batch-statistic norms (see the file comment). Subclasses implement
 /// forward_masked; forward(x) runs it without a mask.
@@ -33,8 +50,24 @@ class MaskedNorm : public Module {
   /// forward(x, pad_mask), then the forward hooks (with input {x}).
   Variable operator()(const Variable& x, const Tensor& pad_mask);
 
+  /// Called by every TRAINING forward with this batch's statistics (see BatchStats), before the
+  /// running statistics are updated. Eval forwards call no batch-statistics hook.
+  using BatchStatsHook = std::function<void(MaskedNorm&, const BatchStats&)>;
+  /// Adds a hook; returns a handle for remove_batch_stats_hook.
+  int register_batch_stats_hook(BatchStatsHook hook);
+  /// Removes a hook by handle (unknown handles are ignored).
+  void remove_batch_stats_hook(int handle);
+
  protected:
   virtual Variable forward_masked(const Variable& x, const Tensor& pad_mask) = 0;
+  /// True when a batch-statistics hook is registered (so forwards build BatchStats only then).
+  bool has_batch_stats_hooks() const { return !stats_hooks_.empty(); }
+  /// Runs the batch-statistics hooks.
+  void run_batch_stats_hooks(const BatchStats& stats);
+
+ private:
+  std::vector<std::pair<int, BatchStatsHook>> stats_hooks_;
+  int next_stats_hook_ = 0;
 };
 
 /// The call for norm slots: runs `norm` on x with its hooks, passing pad_mask when the norm is a

@@ -57,6 +57,7 @@ Variable PowerNormV::forward_masked(const Variable& x, const Tensor& pad_mask) {
   if (is_training()) {
     Variable psi2 = kept_mean(square(h), w, n);  // psi_B^2 [1, d], differentiable (Eq. 4)
     y = div(h, sqrt(affine(psi2, 1.0, cfg_.eps)));
+    if (has_batch_stats_hooks()) run_batch_stats_hooks({Variable(), psi2, Tensor(), buffer("running_phi").clone()});
     NoGradGuard ng;
     ema_update(buffer("running_phi"), psi2.data().reshape({dim}), cfg_.alpha_fwd);
   } else {
@@ -101,6 +102,8 @@ Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
   {
     NoGradGuard ng;
     psi2 = kept_mean(square(Variable(h.data())), w, n).data().reshape({dim});  // step 2
+    if (has_batch_stats_hooks())  // no gradient flows through PN's statistics
+      run_batch_stats_hooks({Variable(), Variable(psi2.reshape({1, dim})), Tensor(), phi.clone()});
     const Tensor batch_scale = sqrt(affine(psi2, 1.0, cfg_.eps));
     fwd_scale = it <= cfg_.warmup_iters ? batch_scale : sqrt(affine(phi.to(psi2.dtype()), 1.0, cfg_.eps));  // step 3
     bwd_scale = cfg_.bwd_scale_batch ? batch_scale : fwd_scale;

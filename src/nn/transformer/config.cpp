@@ -1,7 +1,6 @@
 #include "nn/transformer/config.h"
 
-#include "nn/norm/masked_norm.h"
-
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -38,12 +37,9 @@ void TransformerConfig::validate_encoder() const {
     bad("norm_placement 'final' puts the norm only in the final stack norms, which exist only in pre-norm: "
         "set normalize_before (--encoder-normalize-before --decoder-normalize-before) or use placement 'all'");
   try {
-    if (uses_batch_statistics(*make_norm(norm, d_model, norm_options)))
-      bad("norm '" + norm + "' pools statistics over the batch, and the Transformer's layers do not pass padding "
-          "masks to their norms yet, so padding would enter the statistics: use a per-token norm (" +
-          "layernorm, layernorm-simple, adanorm, rmsnorm, lng, ...)");
+    make_norm(encoder_norm_name(), d_model, encoder_norm_opts());
   } catch (const std::invalid_argument& e) {
-    bad(std::string("norm: ") + e.what());
+    bad(std::string("encoder norm: ") + e.what());
   }
   if (max_source_positions < 1) bad("max_source_positions must be >= 1, got " + std::to_string(max_source_positions));
   if (!learned_pos && d_model < 4) bad("sinusoidal positions need d_model >= 4; use learned_pos for tinier models");
@@ -60,24 +56,86 @@ void TransformerConfig::validate() const {
     bad("padding_idx " + std::to_string(padding_idx) + " must be a token id in [0, tgt_vocab)");
   if (decoder_layers < 1) bad("decoder_layers must be >= 1, got " + std::to_string(decoder_layers));
   if (max_target_positions < 1) bad("max_target_positions must be >= 1, got " + std::to_string(max_target_positions));
+  std::string dn;
+  try {
+    dn = decoder_norm_name();
+    make_norm(dn, d_model, decoder_norm_opts());
+  } catch (const std::invalid_argument& e) {
+    bad(std::string("decoder norm: ") + e.what());
+  }
+  if (!allow_decoder_batch_stats && norm_uses_batch_statistics(dn))
+    bad("decoder norm '" + dn + "' pools statistics over the batch, and in a causal decoder those statistics "
+        "carry future target tokens into every position (Shen et al. 2020, Sec. 5.1): use a per-token decoder norm "
+        "(--decoder-norm layernorm, as the released PowerNorm code) or pass --allow-decoder-batch-stats");
   if (share_all_embeddings && src_vocab != tgt_vocab)
     bad("share_all_embeddings needs one dictionary for both sides, but src_vocab = " + std::to_string(src_vocab) +
         " and tgt_vocab = " + std::to_string(tgt_vocab) + ": use a joined dictionary or drop --share-all-embeddings");
 }
 
+namespace {
+bool takes(const std::string& norm, const char* key) {
+  const auto& k = norm_option_keys(norm);
+  return std::find(k.begin(), k.end(), key) != k.end();
+}
+
+// The options of a stack's norm: explicit ones as given; else `norm_options` as given when the stack
+// uses `norm` itself, restricted to the keys the norm takes when it uses another; plus
+// layer_scale_groups = n_heads where taken and unset.
+nlohmann::json side_opts(const TransformerConfig& c, const std::string& name, const nlohmann::json& given) {
+  nlohmann::json o = nlohmann::json::object();
+  if (!given.is_null()) {
+    o = given;
+  } else if (canonical_norm_name(name) == canonical_norm_name(c.norm)) {
+    if (!c.norm_options.is_null()) o = c.norm_options;
+  } else if (c.norm_options.is_object()) {
+    for (auto it = c.norm_options.begin(); it != c.norm_options.end(); ++it)
+      if (takes(name, it.key().c_str())) o[it.key()] = it.value();
+  }
+  if (o.is_object() && takes(name, "layer_scale_groups") && !o.contains("layer_scale_groups"))
+    o["layer_scale_groups"] = c.n_heads;
+  return o;
+}
+}  // namespace
+
+std::string TransformerConfig::encoder_norm_name() const { return encoder_norm.empty() ? norm : encoder_norm; }
+
+std::string TransformerConfig::decoder_norm_name() const {
+  if (!decoder_norm.empty()) return decoder_norm;
+  return norm_uses_batch_statistics(norm) ? "layernorm" : norm;
+}
+
+nlohmann::json TransformerConfig::encoder_norm_opts() const {
+  return side_opts(*this, encoder_norm_name(), encoder_norm_options);
+}
+
+nlohmann::json TransformerConfig::decoder_norm_opts() const {
+  return side_opts(*this, decoder_norm_name(), decoder_norm_options);
+}
+
 namespace transformer_detail {
 
-std::shared_ptr<Module> make_layer_norm(const TransformerConfig& cfg) {
-  if (cfg.norm_placement == "all") return make_norm(cfg.norm, cfg.d_model, cfg.norm_options);
+std::shared_ptr<Module> make_layer_norm(const TransformerConfig& cfg, Side side) {
+  const bool enc = side == Side::Encoder;
+  const nlohmann::json opts = enc ? cfg.encoder_norm_opts() : cfg.decoder_norm_opts();
+  if (cfg.norm_placement == "all") return make_norm(enc ? cfg.encoder_norm_name() : cfg.decoder_norm_name(), cfg.d_model, opts);
   // fairseq's per-layer LayerNorm(embed_dim) without args: a plain affine LayerNorm (eps 1e-5); only the
   // implementation choice carries over.
   nlohmann::json o = nlohmann::json::object();
-  if (cfg.norm_options.is_object() && cfg.norm_options.contains("impl")) o["impl"] = cfg.norm_options["impl"];
+  if (opts.is_object() && opts.contains("impl")) o["impl"] = opts["impl"];
   return make_norm("layernorm", cfg.d_model, o);
 }
 
-std::shared_ptr<Module> make_final_norm(const TransformerConfig& cfg) {
-  return make_norm(cfg.norm, cfg.d_model, cfg.norm_options);
+std::shared_ptr<Module> make_final_norm(const TransformerConfig& cfg, Side side) {
+  const bool enc = side == Side::Encoder;
+  const std::string name = enc ? cfg.encoder_norm_name() : cfg.decoder_norm_name();
+  nlohmann::json opts = enc ? cfg.encoder_norm_opts() : cfg.decoder_norm_opts();
+  if (takes(name, "warmup_iters")) opts["warmup_iters"] = cfg.final_norm_warmup_iters;
+  return make_norm(name, cfg.d_model, opts);
+}
+
+Tensor slot_mask(const Tensor& pad, const Variable& x) {
+  if (!pad.defined() || pad.size(1) == x.size(1)) return pad;
+  return pad.slice(1, pad.size(1) - x.size(1), pad.size(1)).contiguous();
 }
 
 std::shared_ptr<Embedding> make_token_embedding(int64_t vocab, const TransformerConfig& cfg) {

@@ -4,13 +4,15 @@
 #include <stdexcept>
 
 #include "nn/init.h"
+#include "nn/norm/masked_norm.h"
 
 namespace nl {
 
 using namespace transformer_detail;
 
 TransformerDecoder::TransformerDecoder(const TransformerConfig& cfg, std::shared_ptr<Embedding> embed, bool own_embed)
-    : TransformerStackBase("TransformerDecoder", cfg, std::move(embed), own_embed, cfg.max_target_positions) {
+    : TransformerStackBase("TransformerDecoder", cfg, std::move(embed), own_embed, cfg.max_target_positions,
+                          Side::Decoder) {
   for (int64_t i = 0; i < cfg.decoder_layers; ++i)
     layer_list.push_back(layers->register_module(std::to_string(i), std::make_shared<TransformerDecoderLayer>(cfg)));
   std::shared_ptr<Linear> proj;
@@ -58,7 +60,7 @@ Variable TransformerDecoder::forward(const Tensor& prev, const EncoderOut& enc, 
     IncrementalState::Entry* enc_cache = state ? &state->entries[static_cast<size_t>(2 * i + 1)] : nullptr;
     x = (*layer_list[static_cast<size_t>(i)])(x, enc.out, enc.padding_mask, self_pad, self_cache, enc_cache);
   }
-  if (layer_norm) x = (*layer_norm)(x);
+  if (layer_norm) x = norm_forward(*layer_norm, x, slot_mask(self_pad, x));
   if (state) ++state->steps_;
   return linear(x, output_weight, Variable());
 }

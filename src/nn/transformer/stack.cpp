@@ -5,14 +5,16 @@
 namespace nl {
 
 TransformerStackBase::TransformerStackBase(std::string type_name, const TransformerConfig& cfg,
-                                           std::shared_ptr<Embedding> embed, bool own_embed, int64_t max_pos)
+                                           std::shared_ptr<Embedding> embed, bool own_embed, int64_t max_pos,
+                                           transformer_detail::Side side)
     : Module(std::move(type_name)),
       embed_tokens(std::move(embed)),
       layers(std::make_shared<Module>("ModuleList")),
       embed_scale(cfg.no_scale_embedding ? 1.0 : std::sqrt(static_cast<double>(cfg.d_model))),
       padding_idx(cfg.padding_idx),
       max_positions(max_pos),
-      dropout_p(cfg.dropout) {
+      dropout_p(cfg.dropout),
+      side_(side) {
   if (own_embed) register_module("embed_tokens", embed_tokens);
   if (cfg.learned_pos)
     learned_positions =
@@ -24,7 +26,7 @@ TransformerStackBase::TransformerStackBase(std::string type_name, const Transfor
 
 void TransformerStackBase::finish(const TransformerConfig& cfg) {
   register_module("layers", layers);
-  if (cfg.normalize_before) layer_norm = register_module("layer_norm", transformer_detail::make_final_norm(cfg));
+  if (cfg.normalize_before) layer_norm = register_module("layer_norm", transformer_detail::make_final_norm(cfg, side_));
 }
 
 Variable TransformerStackBase::embed(const Tensor& tokens, const Tensor& positions) {
