@@ -54,6 +54,7 @@ std::vector<OptionSpec> encoder_settings() {
   return v;
 }
 
+// Sentences `ids` of `split` as one batch, right-padded with <pad> to the longest.
 ClsBatch collate(const ClsSplit& split, const std::vector<int64_t>& ids) {
   std::vector<std::span<const int32_t>> seqs;
   std::vector<int64_t> labels;
