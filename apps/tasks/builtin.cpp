@@ -1,14 +1,18 @@
 #include "tasks/builtin.h"
 
+#include "tasks/lnnet/lnnet_task.h"
 #include "tasks/mnist.h"
 #include "tasks/mt/mt_task.h"
+#include "tasks/resnet_cifar/resnet_cifar_task.h"
 
 namespace nlapp {
 
 std::vector<TaskEntry> builtin_tasks() {
   return {
       {"mnist", "Xu et al. 2019 MNIST CNN (conv-pool-conv-pool-linear-norm-ReLU-linear)", make_mnist_task},
+      {"lnnet", "Ni et al. 2024 LN-Net / linear baselines on random labels (capacity: training accuracy)", make_lnnet_task},
       {"mt", "Transformer machine translation (Xu et al. 2019 MT columns) on a prepared corpus", make_mt_task},
+      {"resnet-cifar", "Ni et al. 2024 CIFAR ResNet-20 without ReLU, norm as the only nonlinearity", make_resnet_cifar_task},
   };
 }
 
