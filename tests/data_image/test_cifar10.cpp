@@ -146,7 +146,7 @@ TEST_CASE("cifar10: corrupt batch files give errors naming the problem", "[cifar
   }
   SECTION("CIFAR-100 records") {
     std::string s;
-    for (int i = 0; i < 3073; ++i) s += std::string(3074, char(1));  // 3073 records of 3074 bytes
+    for (int i = 0; i < 3; ++i) s += std::string(3074, char(1));  // 3 records of 3074 bytes
     write_gz(p, s);
     REQUIRE_THROWS_WITH(read_cifar10_batch(p), Contains("CIFAR-100"));
   }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "autograd/functions.h"
+#include "nn/activation.h"
 #include "nn/norm/factory.h"
 
 namespace nl {
@@ -20,7 +21,8 @@ std::shared_ptr<Module> make_image_norm(const std::string& name, int64_t c, int6
     for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
     throw std::invalid_argument("image norm '" + name + "' is unknown (valid: " + all + ")");
   }
-  if (name == "batchnorm" || name == "none") return make_norm(name, c);
+  if (name == "none") return std::make_shared<Identity>();  // NoNorm checks a last dim of C: not images
+  if (name == "batchnorm") return make_norm(name, c);
   if (name == "instancenorm") return make_norm("groupnorm", c, {{"groups", c}});  // one channel per group
   if (name == "layernorm") return make_norm("groupnorm", c, {{"groups", 1}});     // all of (C, H, W)
   return make_norm(name, c, {{"groups", groups}});                                 // groupnorm, lng
@@ -37,7 +39,7 @@ ResNetCifar::ResNetCifar(const ResNetCifarConfig& cfg) : Module("ResNetCifar"), 
   for (int64_t stage = 0; stage < 3; ++stage) {
     const int64_t out = 16 << stage;
     for (int64_t i = 0; i < n; ++i) {
-      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(i) + ".";
+      const std::string p = "layer" + std::to_string(stage + 1) + "_" + std::to_string(i) + "_";
       Block b;
       b.in = in;
       b.out = out;
