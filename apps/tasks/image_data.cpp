@@ -1,5 +1,6 @@
 #include "tasks/image_data.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "autograd/functions.h"
@@ -35,6 +36,7 @@ std::vector<OptionSpec> image_data_settings(const std::string& default_dataset) 
                  "--split-seed)", 0, 1e6),
           option("split_seed", OptKind::Int, 0, "Seed of the CIFAR-10 train/valid split (recorded in data.json)", 0, kBig),
           option("train_subset", OptKind::Int, 0, "Train on the first N training images only; 0: all", 0, 1e7),
+          option("test_subset", OptKind::Int, 0, "Test on the first N test images only (quick CPU checks); 0: all", 0, 1e7),
           option("random_labels", OptKind::Int, -1,
                  "Permute every split's labels once with this seed (MNIST-RL, CIFAR-10-RL; written to data.json); "
                  "-1: real labels", -1, kBig),
@@ -47,11 +49,13 @@ ImageData load_image_data(const json& s) {
   if (dir.empty()) dir = "../shared/data/" + ds;
   const int64_t valid_size = s.at("valid_size").get<int64_t>();
   const int64_t subset = s.at("train_subset").get<int64_t>();
+  const int64_t test_subset = s.at("test_subset").get<int64_t>();
   const int64_t rl = s.at("random_labels").get<int64_t>();
   const bool gray = s.at("grayscale").get<bool>();
   ImageData d;
   json& r = d.record;
-  r = {{"dataset", ds}, {"data", dir}, {"valid_size", valid_size}, {"train_subset", subset}, {"grayscale", gray}};
+  r = {{"dataset", ds},           {"data", dir},       {"valid_size", valid_size}, {"train_subset", subset},
+       {"test_subset", test_subset}, {"grayscale", gray}};
   std::string what;
   if (ds == "mnist") {
     nl::MnistLikeOptions o;
@@ -91,6 +95,7 @@ ImageData load_image_data(const json& s) {
                                   (ds == "cifar10" ? " or load more --batches" : ""));
     d.train = nl::take_first(d.train, subset);
   }
+  if (test_subset > 0) d.test = nl::take_first(d.test, std::min(test_subset, d.test.size()));
   std::vector<double> mean, sd;
   nl::channel_stats(d.train, mean, sd);
   for (double& x : sd)

@@ -1,6 +1,6 @@
 #pragma once
 // The data side of the image tasks on MNIST and CIFAR-10 (lnnet, and later resnet-cifar): shared
-// settings (--dataset, --data, --batches, --valid-size, --split-seed, --train-subset, --random-labels,
+// settings (--dataset, --data, --batches, --valid-size, --split-seed, --train-subset, --test-subset, --random-labels,
 // --grayscale), loading with per-channel normalisation from the train split, the record of what was
 // loaded (written to <out>/data.json: batches, the validation indices, the statistics, the random
 // labels), and accuracy evaluation.
@@ -35,7 +35,7 @@ struct ImageData {
 /// Loads the data the settings ask for:
 ///   mnist:   load_mnist_like(data), valid = the last valid_size images of the training file;
 ///   cifar10: load_cifar10(data) of the chosen batches, valid = valid_size images drawn with split_seed;
-/// then train_subset (the first N train images; 0 = all), grayscale (CIFAR-10), per-channel
+/// then train_subset (the first N train images; 0 = all), test_subset (the first N test images), grayscale (CIFAR-10), per-channel
 /// normalisation with the train split's mean/std, and with random_labels >= 0 every split's labels
 /// permuted once with that seed (permute_labels streams 0, 1, 2 for train, valid, test).
 /// `data` "" means ../shared/data/<dataset>. Throws std::runtime_error / std::invalid_argument naming

@@ -90,7 +90,7 @@ TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e
   NL_SKIP_IF_MISSING(cifar / "data_batch_1.bin.gz");
   const fs::path out = temp_dir("resnet");
   auto [rc, text] = run_cli("reproduce ni2024-resnet --data " + cifar.string() +
-                            " --norms batchnorm,lng --depth 8 --train-subset 64 --valid-size 32 --batch-size 32 "
+                            " --norms batchnorm,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
                             "--max-epoch 1 --quiet --out " + out.string());
   INFO(text);
   REQUIRE(rc == 0);
@@ -98,4 +98,5 @@ TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e
   const std::string md((std::istreambuf_iterator<char>(f)), {});
   CHECK_THAT(md, Contains("99.66") && Contains("39.30") && Contains("LN-G > GN > LN > BN > IN") && Contains("ResNet-8"));
   CHECK(read_json(out / "results.json")["runs"].size() == 2);
+  CHECK(read_json(out / "runs" / "lng-seed1" / "data.json")["test_subset"] == 100);
 }
