@@ -20,7 +20,7 @@ json norm_options(const json& settings) { return norm_options(settings, settings
 json norm_options(const json& settings, const std::string& name) {
   const auto& keys = nl::norm_option_keys(name);
   json o = json::object();
-  for (const char* k : {"impl", "C"})
+  for (const char* k : {"impl", "C", "groups"})
     if (std::find(keys.begin(), keys.end(), k) != keys.end() && settings.contains(k)) o[k] = settings[k];
   return o;
 }

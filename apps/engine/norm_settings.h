@@ -14,7 +14,8 @@ namespace nlapp {
 /// Xu et al. 2019 Eq. 9; `default_C` is the paper's value for the task).
 std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C);
 
-/// make_norm options for settings["norm"]: {"impl": ...} plus "C" when the norm takes it.
+/// make_norm options for settings["norm"]: {"impl": ...} plus "C" and "groups" when the norm takes them
+/// and the settings have them.
 nlohmann::json norm_options(const nlohmann::json& settings);
 
 /// make_norm options for norm `name` (not necessarily settings["norm"], e.g. a Transformer's

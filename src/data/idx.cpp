@@ -1,12 +1,11 @@
 #include "data/idx.h"
 
-#include <zlib.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+
+#include "data/gzip_reader.h"
 
 namespace nl {
 
@@ -22,49 +21,6 @@ constexpr uint64_t kMaxTrailingCount = 1ull << 20;
 [[noreturn]] void fail(const fs::path& p, const std::string& msg) {
   throw std::runtime_error("IDX file '" + p.string() + "': " + msg);
 }
-
-// Streams the (decompressed) bytes of a gzip or plain file, so that the header is checked before any
-// data is inflated and no more is ever read than the header announces (plus a bounded trailing count).
-class ByteStream {
- public:
-  explicit ByteStream(const fs::path& p) : path_(p) {
-    if (!fs::exists(p)) fail(p, "file not found");
-    if (fs::is_directory(p)) fail(p, "is a directory, expected a file");
-    f_ = gzopen(p.c_str(), "rb");
-    if (!f_) fail(p, std::string("cannot open: ") + std::strerror(errno));
-  }
-  ~ByteStream() { gzclose(f_); }
-  ByteStream(const ByteStream&) = delete;
-  ByteStream& operator=(const ByteStream&) = delete;
-
-  // Reads up to n bytes into dst; fewer only at the end of the data. Throws on corrupt or cut gzip data.
-  size_t read(uint8_t* dst, size_t n) {
-    size_t got = 0;
-    while (got < n) {
-      const unsigned want = (unsigned)std::min<size_t>(n - got, 1u << 30);
-      const int r = gzread(f_, dst + got, want);
-      if (r < 0) {
-        int code = 0;
-        fail(path_, std::string("corrupt gzip data (") + gzerror(f_, &code) + "); re-download or re-install the file");
-      }
-      if (r == 0) {
-        // A gzip stream cut short reads as a clean end of file but leaves an error behind.
-        int code = 0;
-        const char* msg = gzerror(f_, &code);
-        if (code != Z_OK && code != Z_STREAM_END)
-          fail(path_, "corrupt or truncated gzip data (" + std::string(msg ? msg : "unknown zlib error") +
-                          "); re-download or re-install the file");
-        break;
-      }
-      got += (size_t)r;
-    }
-    return got;
-  }
-
- private:
-  fs::path path_;
-  gzFile f_ = nullptr;
-};
 
 uint32_t be32(const uint8_t* b) { return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]; }
 
@@ -86,7 +42,7 @@ struct IdxData {
 };
 
 IdxData read_idx(const fs::path& p, int ndim, const char* what) {
-  ByteStream in(p);
+  GzipReader in(p, "IDX file '" + p.string() + "': ");
   const uint32_t want = 0x00000800u | (uint32_t)ndim;
   uint8_t m[4];
   const size_t got_magic = in.read(m, 4);

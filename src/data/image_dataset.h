@@ -12,7 +12,7 @@
 
 namespace nl {
 
-/// A labelled image set: images float32 [N, 1, H, W], labels int64 [N] (both contiguous, CPU).
+/// A labelled image set: images float32 [N, C, H, W] (MNIST: C = 1; CIFAR-10: C = 3), labels int64 [N] (both contiguous, CPU).
 struct ImageDataset {
   Tensor images;
   Tensor labels;
@@ -56,7 +56,7 @@ MnistLikeSplits load_mnist_like(const std::filesystem::path& dir, const MnistLik
 /// whose results differ between standard libraries.
 std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed, uint64_t epoch);
 
-/// One mini-batch: images float32 [B, 1, H, W], labels int64 [B], and the dataset indices used.
+/// One mini-batch: images float32 [B, C, H, W], labels int64 [B], and the dataset indices used.
 struct Batch {
   Tensor images;
   Tensor labels;

@@ -1,0 +1,137 @@
+// `normlab reproduce ni2024-resnet`: Ni et al. 2024's "ResNet without ReLU on CIFAR-10" table (slides;
+// ../shared/docs/ni-pn-details.md §5.2): task resnet-cifar once per norm (instancenorm, batchnorm,
+// layernorm, groupnorm, lng) × seeds; results.md puts our train and test accuracy (of the best-validation
+// weights) next to the slides' numbers, with the epochs and minutes actually run, and says whether the
+// slides' order LN-G > GN > LN > BN > IN holds here. A subcommand of `normlab reproduce` (order 22), as
+// ni2024-capacity, because its table has two paper columns and the order check.
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "common/command_registry.h"
+#include "engine/task_cli.h"
+#include "engine/task_registry.h"
+#include "engine/trainer.h"
+#include "nn/models/resnet_cifar.h"
+#include "report/atomic_file.h"
+#include "report/markdown_table.h"
+#include "tasks/resnet_cifar/resnet_cifar_task.h"
+
+namespace nlapp {
+namespace {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct ResNetArgs {
+  std::string config = "cpu";
+  std::map<std::string, std::string> flags;
+  std::vector<std::string> norms{"instancenorm", "batchnorm", "layernorm", "groupnorm", "lng"};
+  int seeds = 1;
+  std::string out = "results/ni2024-resnet";
+};
+
+std::string fmt(double v, int prec = 2) {
+  if (std::isnan(v)) return "—";
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(prec);
+  o << v;
+  return o.str();
+}
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x / (double)v.size();
+  return v.empty() ? std::nan("") : s;
+}
+
+// "holds" / "does not hold (…)" for the slides' order over the norms present, by `ours` (norm -> mean).
+std::string order_check(const std::map<std::string, double>& ours) {
+  const std::vector<std::string> order{"lng", "groupnorm", "layernorm", "batchnorm", "instancenorm"};
+  std::vector<std::string> present;
+  for (const auto& n : order)
+    if (ours.count(n)) present.push_back(n);
+  if (present.size() < 2) return "not checked (fewer than two of the five norms run)";
+  for (size_t i = 0; i + 1 < present.size(); ++i)
+    if (!(ours.at(present[i]) > ours.at(present[i + 1])))
+      return "does not hold: " + present[i] + " " + fmt(ours.at(present[i])) + " is not above " + present[i + 1] + " " +
+             fmt(ours.at(present[i + 1]));
+  return "holds";
+}
+
+void run(const ResNetArgs& a) {
+  std::unique_ptr<Task> task = make_task("resnet-cifar");
+  std::string source;
+  const json base = resolve_task_settings(*task, a.config, a.flags, &source);
+  fs::create_directories(a.out);
+  json runs = json::array();
+  std::vector<std::vector<std::string>> rows;
+  std::map<std::string, double> train_mean, test_mean;
+  std::string data;
+  double epochs = 0;
+  for (const auto& norm : a.norms) {
+    std::vector<double> train, test;
+    double seconds = 0;
+    for (int seed = 1; seed <= a.seeds; ++seed) {
+      json s = base;
+      s["norm"] = norm;
+      s["seed"] = seed;
+      s["out"] = (fs::path(a.out) / "runs" / (norm + "-seed" + std::to_string(seed))).string();
+      task->setup(s);
+      data = task->data_summary();
+      RunResult r = Trainer(*task, s).run();
+      train.push_back(r.test.at("train_acc"));
+      test.push_back(r.test.at("test_acc"));
+      seconds += r.train_seconds;
+      epochs = r.epochs;
+      json j = r.to_json();
+      j["norm"] = norm;
+      runs.push_back(j);
+      write_file_atomic(fs::path(a.out) / "results.json",
+                        json{{"experiment", "ni2024-resnet"}, {"config", source}, {"runs", runs}}.dump(2) + "\n");
+    }
+    train_mean[norm] = mean_of(train);
+    test_mean[norm] = mean_of(test);
+    const auto [ptrain, ptest] = paper_resnet_accuracy(norm);
+    rows.push_back({norm, format_mean_std(train), format_mean_std(test), fmt(ptrain), fmt(ptest), fmt(epochs),
+                    fmt(seconds / 60.0 / a.seeds, 1)});
+  }
+  std::ostringstream md;
+  md << "# Ni et al. 2024: CIFAR ResNet without ReLU\n\n"
+     << "ResNet-" << base.at("depth") << " shape with every ReLU removed (task resnet-cifar), groups G = "
+     << base.at("groups") << " for groupnorm and lng (LN-G-Position). Data: " << data << ". "
+     << base.at("optimizer").get<std::string>() << " lr " << base.at("lr") << ", batch " << base.at("batch_size")
+     << ", augment " << base.at("augment") << "; " << a.seeds << " seed(s). Train and test accuracy (%) of the "
+     << "best-validation weights; train accuracy on the whole training subset in eval mode. Settings: "
+     << (source.empty() ? "built-in defaults" : source) << " and flags. The slides give no epochs, depth or groups.\n\n"
+     << markdown_table({"norm", "train acc %", "test acc %", "slides train %", "slides test %", "epochs run", "minutes / run"},
+                       rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right})
+     << "\nThe slides' order LN-G > GN > LN > BN > IN: on train accuracy it " << order_check(train_mean)
+     << "; on test accuracy it " << order_check(test_mean) << ".\n";
+  write_file_atomic(fs::path(a.out) / "results.md", md.str());
+  std::cout << "\n" << md.str() << "written: " << a.out << "/results.{json,md}\n";
+}
+
+void setup(CLI::App& app) {
+  CLI::App* rep = app.get_subcommand("reproduce");
+  auto* sub = rep->add_subcommand("ni2024-resnet",
+                                  "Ni et al. 2024 ResNet without ReLU on CIFAR-10: IN, BN, LN, GN, LN-G next to the "
+                                  "slides' table (task resnet-cifar)");
+  sub->allow_extras(false);
+  auto a = std::make_shared<ResNetArgs>();
+  sub->add_option("--config", a->config, "resnet-cifar settings: a name in apps/configs/resnet-cifar/ or a .json path")
+      ->capture_default_str();
+  task_schema(*make_task("resnet-cifar")).add_flags(sub, a->flags, {"norm", "seed", "out"});
+  sub->add_option("--norms", a->norms, "Norms to run")
+      ->delimiter(',')
+      ->check(CLI::IsMember(nl::image_norm_names()))
+      ->capture_default_str();
+  sub->add_option("--seeds", a->seeds, "Seeds 1..N per norm")->check(CLI::Range(1, 100))->capture_default_str();
+  sub->add_option("--out", a->out, "Results folder")->capture_default_str();
+  sub->callback([a] { run(*a); });
+}
+
+CommandRegistrar reg{{"reproduce-ni2024-resnet", 22, setup}};
+}  // namespace
+}  // namespace nlapp

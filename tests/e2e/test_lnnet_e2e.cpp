@@ -1,0 +1,102 @@
+// End to end through the `normlab` binary: task lnnet on MNIST-RL and CIFAR-10-RL subsets (skipped when
+// ../shared/data lacks them) records its data choices and random labels, rejects G not dividing the
+// width, and `reproduce ni2024-capacity` writes its table.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "test_paths.h"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using nltest::run_cli;
+
+namespace {
+fs::path temp_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("normlab-e2e-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p;
+}
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return nlohmann::json::parse(f);
+}
+}  // namespace
+
+TEST_CASE("e2e: lnnet on an MNIST-RL subset records its random labels", "[e2e][lnnet]") {
+  const fs::path mnist = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
+  const fs::path out = temp_dir("lnnet");
+  const std::string common = "train lnnet --data " + mnist.string() +
+                             " --train-subset 300 --valid-size 100 --random-labels 5 --width 16 --depth 2 --quiet ";
+  auto [rc, text] = run_cli(common + "--max-epoch 2 --norm lng --groups 4 --out " + out.string());
+  INFO(text);
+  REQUIRE(rc == 0);
+  const auto data = read_json(out / "data.json");
+  CHECK(data["random_labels"]["seed"] == 5);
+  CHECK(data["random_labels"]["train"].size() == 300);
+  CHECK(data["normalize"]["mean"].size() == 1);
+  const auto res = read_json(out / "results.json");
+  CHECK(res["test"]["train_acc"].get<double>() >= 0);
+  CHECK(res["settings"]["groups"] == 4);
+
+  auto [rc2, text2] = run_cli(common + "--norm lng --groups 3 --out " + (out / "bad").string());
+  CHECK(rc2 != 0);
+  CHECK_THAT(text2, Contains("groups") && Contains("16"));
+}
+
+TEST_CASE("e2e: reproduce ni2024-capacity writes the table of baselines and G", "[e2e][lnnet]") {
+  const fs::path mnist = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
+  const fs::path out = temp_dir("capacity");
+  auto [rc, text] = run_cli("reproduce ni2024-capacity --datasets mnist --data " + mnist.string() +
+                            " --groups-list 1,4 --train-subset 200 --valid-size 100 --width 16 --depth 1 --max-epoch 1 --quiet --out " + out.string());
+  INFO(text);
+  REQUIRE(rc == 0);
+  std::ifstream f(out / "results.md");
+  const std::string md((std::istreambuf_iterator<char>(f)), {});
+  CHECK_THAT(md, Contains("linear classifier") && Contains("linear network") && Contains("LN-G (G = 4)") &&
+                     Contains("random labels"));
+  CHECK(fs::exists(out / "train_acc_vs_groups.svg"));
+  CHECK(read_json(out / "results.json")["runs"].size() == 4);
+  auto [rc2, text2] = run_cli("reproduce ni2024-capacity --datasets mnist --groups-list 3 --width 16 --out " +
+                              (out / "bad").string());
+  CHECK(rc2 != 0);
+  CHECK_THAT(text2, Contains("G = 3 does not divide --width 16"));
+}
+
+TEST_CASE("e2e: lnnet on a CIFAR-10 batch records the batches and the validation split", "[e2e][lnnet][cifar10]") {
+  const fs::path cifar = nltest::data_path("cifar10");
+  NL_SKIP_IF_MISSING(cifar / "data_batch_2.bin.gz");
+  const fs::path out = temp_dir("lnnet-cifar");
+  auto [rc, text] = run_cli("train lnnet --dataset cifar10 --data " + cifar.string() +
+                            " --batches 2 --valid-size 100 --split-seed 9 --train-subset 200 --grayscale --random-labels 1 "
+                            "--width 16 --depth 1 --max-epoch 1 --quiet --out " + out.string());
+  INFO(text);
+  REQUIRE(rc == 0);
+  const auto data = read_json(out / "data.json");
+  CHECK(data["batches"] == nlohmann::json::array({2}));
+  CHECK(data["valid_indices"].size() == 100);
+  CHECK(data["split_seed"] == 9);
+  CHECK(data["normalize"]["mean"].size() == 1);  // grayscale
+  CHECK_THAT(data["summary"].get<std::string>(), Contains("cifar10 batches 2 grayscale") && Contains("train 200 of 9900"));
+}
+
+TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e2e][resnet][cifar10]") {
+  const fs::path cifar = nltest::data_path("cifar10");
+  NL_SKIP_IF_MISSING(cifar / "data_batch_1.bin.gz");
+  const fs::path out = temp_dir("resnet");
+  auto [rc, text] = run_cli("reproduce ni2024-resnet --data " + cifar.string() +
+                            " --norms batchnorm,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
+                            "--max-epoch 1 --quiet --out " + out.string());
+  INFO(text);
+  REQUIRE(rc == 0);
+  std::ifstream f(out / "results.md");
+  const std::string md((std::istreambuf_iterator<char>(f)), {});
+  CHECK_THAT(md, Contains("99.66") && Contains("39.30") && Contains("LN-G > GN > LN > BN > IN") && Contains("ResNet-8"));
+  CHECK(read_json(out / "results.json")["runs"].size() == 2);
+  CHECK(read_json(out / "runs" / "lng-seed1" / "data.json")["test_subset"] == 100);
+}
