@@ -24,14 +24,6 @@ struct ReproduceArgs {
   std::string out;
 };
 
-std::string fmt(double v, int prec = 2) {
-  if (std::isnan(v)) return "—";
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(prec);
-  o << v;
-  return o.str();
-}
 
 struct Outcome {
   std::string variant;
@@ -106,9 +98,9 @@ void run(TaskInvocation& inv, const ReproduceArgs& a) {
     sv["norm"] = v;
     const int ok = n - diverged;
     std::vector<std::string> row{v, test.empty() ? "—" : format_mean_std(test), valid.empty() ? "—" : format_mean_std(valid)};
-    for (const auto& [title, value] : task.paper_columns(sv)) row.push_back(fmt(value));
+    for (const auto& [title, value] : task.paper_columns(sv)) row.push_back(format_fixed(value));
     row.push_back(diverged ? std::to_string(diverged) + "/" + std::to_string(n) : "0");
-    row.push_back(ok ? fmt(ips / ok, 0) : "—");
+    row.push_back(ok ? format_fixed(ips / ok, 0) : "—");
     rows.push_back(row);
   }
   const json& s = inv.settings;

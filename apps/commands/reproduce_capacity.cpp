@@ -50,13 +50,6 @@ std::vector<Model> models(const CapacityArgs& a) {
   return m;
 }
 
-std::string fmt(double v) {
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(2);
-  o << v;
-  return o.str();
-}
 
 void run(const CapacityArgs& a) {
   std::unique_ptr<Task> task = make_task("lnnet");
@@ -112,7 +105,7 @@ void run(const CapacityArgs& a) {
                           json{{"experiment", "ni2024-capacity"}, {"config", source}, {"runs", runs}}.dump(2) + "\n");
       }
       rows.push_back({m.label, m.groups ? std::to_string(width / m.groups) : "—", format_mean_std(train),
-                      format_mean_std(test), fmt(epochs)});
+                      format_mean_std(test), format_fixed(epochs)});
       if (m.groups) {
         double mean = 0;
         for (double v : train) mean += v / (double)train.size();

@@ -31,14 +31,6 @@ struct ResNetArgs {
   std::string out = "results/ni2024-resnet";
 };
 
-std::string fmt(double v, int prec = 2) {
-  if (std::isnan(v)) return "—";
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(prec);
-  o << v;
-  return o.str();
-}
 
 double mean_of(const std::vector<double>& v) {
   double s = 0;
@@ -55,8 +47,8 @@ std::string order_check(const std::map<std::string, double>& ours) {
   if (present.size() < 2) return "not checked (fewer than two of the five norms run)";
   for (size_t i = 0; i + 1 < present.size(); ++i)
     if (!(ours.at(present[i]) > ours.at(present[i + 1])))
-      return "does not hold: " + present[i] + " " + fmt(ours.at(present[i])) + " is not above " + present[i + 1] + " " +
-             fmt(ours.at(present[i + 1]));
+      return "does not hold: " + present[i] + " " + format_fixed(ours.at(present[i])) + " is not above " + present[i + 1] + " " +
+             format_fixed(ours.at(present[i + 1]));
   return "holds";
 }
 
@@ -94,8 +86,8 @@ void run(const ResNetArgs& a) {
     train_mean[norm] = mean_of(train);
     test_mean[norm] = mean_of(test);
     const auto [ptrain, ptest] = paper_resnet_accuracy(norm);
-    rows.push_back({norm, format_mean_std(train), format_mean_std(test), fmt(ptrain), fmt(ptest), fmt(epochs),
-                    fmt(seconds / 60.0 / a.seeds, 1)});
+    rows.push_back({norm, format_mean_std(train), format_mean_std(test), format_fixed(ptrain), format_fixed(ptest), format_fixed(epochs),
+                    format_fixed(seconds / 60.0 / a.seeds, 1)});
   }
   std::ostringstream md;
   md << "# Ni et al. 2024: CIFAR ResNet without ReLU\n\n"

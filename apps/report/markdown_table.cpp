@@ -38,6 +38,8 @@ std::string fixed(double v, int precision) {
 
 }  // namespace
 
+std::string format_fixed(double v, int precision) { return std::isnan(v) ? "—" : fixed(v, precision); }
+
 std::size_t utf8_length(const std::string& s) {
   std::size_t n = 0;
   for (unsigned char c : s)

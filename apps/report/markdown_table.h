@@ -17,6 +17,9 @@ std::string markdown_table(const std::vector<std::string>& header,
                            const std::vector<std::vector<std::string>>& rows,
                            const std::vector<Align>& align = {});
 
+/// `v` with `precision` decimals ("%.*f"), or "—" for NaN (a result that does not exist).
+std::string format_fixed(double v, int precision = 2);
+
 /// Formats the mean and sample standard deviation (n-1) of `values` with `precision` decimals,
 /// e.g. "86.41 ± 0.23". A single value prints without "±"; no values gives "n/a".
 std::string format_mean_std(const std::vector<double>& values, int precision = 2);

@@ -8,6 +8,7 @@
 #include "autograd/functions.h"
 #include "data/image_dataset.h"
 #include "engine/norm_settings.h"
+#include "tasks/image_data.h"
 #include "nn/models/mnist_cnn.h"
 
 namespace nlapp {
@@ -102,21 +103,7 @@ class MnistTask : public Task {
 
   Metrics evaluate(nl::Module& model, const std::string& split) const override {
     const nl::ImageDataset& d = split == "test" ? data_.test : split == "valid" ? data_.valid : data_.train;
-    nl::NoGradGuard ng;
-    const bool was = model.is_training();
-    model.eval();
-    nl::Batcher b(d, 1000, 0, /*shuffle=*/false);
-    int64_t correct = 0;
-    double loss_sum = 0;
-    for (int64_t i = 0; i < b.num_batches(); ++i) {
-      nl::Batch batch = b.batch(i);
-      nl::Variable logits = static_cast<nl::MnistCnn&>(model)(nl::Variable(batch.images));
-      loss_sum += nl::cross_entropy(logits, batch.labels).item() * (double)batch.labels.numel();
-      correct += (int64_t)nl::sum(nl::eq(nl::argmax(logits.data(), 1), batch.labels)).item();
-    }
-    model.train(was);
-    const double n = std::max<double>(1.0, (double)d.size());
-    return {{"acc", 100.0 * (double)correct / n}, {"loss", loss_sum / n}};
+    return image_accuracy(model, d);
   }
 
   double paper_reference(const json& s) const override { return paper_mnist_accuracy(s.at("norm").get<std::string>()); }
