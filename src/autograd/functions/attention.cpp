@@ -42,18 +42,40 @@ double attention_scale(const AttentionOptions& o, int64_t dh) {
 
 Desc opt_desc(const Tensor& t) { return t.defined() ? t.desc() : Desc{}; }
 
-// c[b] = op(a[b]) @ op(b[b]) for b < batch over contiguous operands ([batch, M, K] or [batch, K, M] for a
-// transposed a, likewise b), one backend call for the whole batch; safe for empty extents.
+// A [B, H, rows, cols] operand whose rows may be strided (e.g. the head split of a [B, T, H*d] projection,
+// strides (T*H*d, d, H*d, 1)): returned as is when its last dim is dense and rows do not overlap, copied
+// to contiguous otherwise, so the attention GEMMs read projections in place (no head transposes).
+Tensor rows_dense(const Tensor& t) {
+  const auto& s = t.strides();
+  return (s[3] == 1 || t.size(3) <= 1) && s[2] >= t.size(3) ? t : t.contiguous();
+}
+
+// c[b, h] = op(a[b, h]) @ op(b[b, h]) for every (b, h) of [B, H, rows, cols] operands with dense rows
+// (rows_dense); one backend call per b, batched over the heads; safe for empty extents. A transposed
+// operand's stored matrix is [K, M] (a) or [N, K] (b).
 void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& a,
-                  const Tensor& b, int64_t batch) {
-  if (batch * M * N == 0) return;
+                  const Tensor& b) {
+  const int64_t B = c.size(0), H = c.size(1);
+  if (B * H * M * N == 0) return;
   if (K == 0) {
     Tensor(c).zero_();
     return;
   }
-  backend_for(c.device().type)
-      .gemm(c.dtype(), ta, tb, M, N, K, 1.0, a.desc().data, ta ? M : K, M * K, b.desc().data, tb ? K : N, K * N, 0.0,
-            c.desc().data, N, M * N, batch);
+  Backend& be = backend_for(c.device().type);
+  const auto &sa = a.strides(), &sb = b.strides(), &sc = c.strides();
+  const size_t es = dtype_size(c.dtype());
+  auto* pa = static_cast<const char*>(a.desc().data);
+  auto* pb = static_cast<const char*>(b.desc().data);
+  auto* pc = static_cast<char*>(c.desc().data);
+  for (int64_t i = 0; i < B; ++i)
+    be.gemm(c.dtype(), ta, tb, M, N, K, 1.0, pa + i * sa[0] * es, sa[2], sa[1], pb + i * sb[0] * es, sb[2], sb[1], 0.0,
+            pc + i * sc[0] * es, sc[2], sc[1], H);
+}
+
+// An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that
+// merging the heads back into [B, T, H*d] is free.
+Tensor empty_heads_last(int64_t B, int64_t H, int64_t T, int64_t d, DType dt, Device dev) {
+  return Tensor::empty({B, T, H, d}, dt, dev).transpose(1, 2);
 }
 }  // namespace
 
@@ -92,15 +114,14 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   const DType dt = q.dtype();
   const Device dev = q.device();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), dh = q.size(3), dv = v.size(3);
-  const int64_t BH = B * H;
   AttentionKernelOpts ko;
   ko.batch = B, ko.heads = H, ko.tq = Tq, ko.tk = Tk, ko.causal = o.causal;
   ko.scale = attention_scale(o, dh);
   if (o.training && o.dropout > 0) {  // the mask is regenerated in backward from (seed, offset)
     ko.dropout = o.dropout;
-    std::tie(ko.seed, ko.offset) = next_random_offset((uint64_t)(BH * Tq * Tk));
+    std::tie(ko.seed, ko.offset) = next_random_offset((uint64_t)(B * H * Tq * Tk));
   }
-  Tensor qc = q.data().contiguous(), kc = k.data().contiguous(), vc = v.data().contiguous();
+  Tensor qc = rows_dense(q.data()), kc = rows_dense(k.data()), vc = rows_dense(v.data());
   Tensor pad = o.key_padding_mask.defined()
                    ? ne(o.key_padding_mask.to(dev).to(dt), Tensor::scalar(0.0, dt, dev)).contiguous()
                    : Tensor();
@@ -108,33 +129,32 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   Backend& be = backend_for(dev.type);
 
   const bool drop = ko.dropout > 0;
-  Tensor p = Tensor::empty({BH, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
-  batched_gemm(p, false, true, Tq, Tk, dh, qc, kc, BH);
-  Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
+  Tensor p = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
+  batched_gemm(p, false, true, Tq, Tk, dh, qc, kc);
+  Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
   be.attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
-  Tensor out = Tensor::empty({B, H, Tq, dv}, dt, dev);
-  batched_gemm(out, false, false, Tq, dv, Tk, pd, vc, BH);
+  Tensor out = empty_heads_last(B, H, Tq, dv, dt, dev);
+  batched_gemm(out, false, false, Tq, dv, Tk, pd, vc);
   pd = Tensor();
 
   std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + std::to_string(ko.dropout);
   return make_result(
       out, "Attention", {q, k, v},
       [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {
-        const int64_t BH = ko.batch * ko.heads, Tq = ko.tq, Tk = ko.tk, dh = qc.size(3), dv = vc.size(3);
+        const int64_t B = ko.batch, H = ko.heads, Tq = ko.tq, Tk = ko.tk, dh = qc.size(3), dv = vc.size(3);
         const bool drop = ko.dropout > 0;
-        Tensor g = gout.contiguous();
-        Tensor gs = Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device());  // dO V^T -> dL/d(raw scores)
-        batched_gemm(gs, false, true, Tq, Tk, dv, g, vc, BH);
-        Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device()) : p;  // regenerated dropped weights
-        backend_for(g.device().type)
-            .attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
+        const DType dt = gout.dtype();
+        const Device dev = gout.device();
+        Tensor g = rows_dense(gout);
+        Tensor gs = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // dO V^T -> dL/d(raw scores)
+        batched_gemm(gs, false, true, Tq, Tk, dv, g, vc);
+        Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // regenerated dropped weights
+        backend_for(dev.type).attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
+        // Gradients are written heads-last, so the head split's backward (transpose + reshape) is free.
         std::vector<Tensor> r(3);
-        if (need[0]) batched_gemm(r[0] = Tensor::empty(qc.shape(), g.dtype(), g.device()), false, false, Tq, dh, Tk,
-                                  gs, kc, BH);
-        if (need[1]) batched_gemm(r[1] = Tensor::empty(kc.shape(), g.dtype(), g.device()), true, false, Tk, dh, Tq,
-                                  gs, qc, BH);
-        if (need[2]) batched_gemm(r[2] = Tensor::empty(vc.shape(), g.dtype(), g.device()), true, false, Tk, dv, Tq,
-                                  pd, g, BH);
+        if (need[0]) batched_gemm(r[0] = empty_heads_last(B, H, Tq, dh, dt, dev), false, false, Tq, dh, Tk, gs, kc);
+        if (need[1]) batched_gemm(r[1] = empty_heads_last(B, H, Tk, dh, dt, dev), true, false, Tk, dh, Tq, gs, qc);
+        if (need[2]) batched_gemm(r[2] = empty_heads_last(B, H, Tk, dv, dt, dev), true, false, Tk, dv, Tq, pd, g);
         return r;
       },
       {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);
