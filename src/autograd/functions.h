@@ -130,9 +130,12 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
 
 /// Options of the fused LayerNorm-family op (see backends/backend.h NormKernelOpts).
 using LayerNormOptions = NormKernelOpts;
-/// Fused LayerNorm family over the last dim, no affine: y = (x - mu)/D with the closed-form backward of
-/// Xu et al. 2019 (appendix B). Returns y; the node also saves mean and 1/D.
-Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts);
+/// Fused LayerNorm family over the last dim of x [..., H]: y = weight ⊙ (x - mu)/D + bias (Xu et al. 2019,
+/// Eq. 1; weight, bias [H] optional — undefined = no gain / no bias) with the closed-form backward of
+/// appendix B; the parameter gradients come from the same kernel. The node saves x, mean, 1/D (and the
+/// weight). Throws std::invalid_argument on a too-short last dim or a weight/bias that is not [H].
+Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts, const Variable& weight = Variable(),
+                          const Variable& bias = Variable());
 
 /// PowerNorm's normalisation step with its approximate backward (Shen et al. 2020, Algorithm 2 /
 /// Eq. 11-13; the released code's PowerFunction, seed-code §2.2-2.3), on rows x [R, D]:

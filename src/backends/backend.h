@@ -180,13 +180,17 @@ class Backend {
   /// dlogits[i] = scale_i * (prob[i] - q_i) with q the smoothed one-hot target.
   virtual void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
                                       const Desc& target, int64_t ignore_index, double label_smoothing) = 0;
-  /// Fused LayerNorm family forward over the last dim of contiguous [rows, H]: y, mean[rows], rstd[rows]
-  /// (rstd = 1/denominator).
-  virtual void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
-                          const NormKernelOpts& o) = 0;
-  /// Closed-form backward of layer_norm (Xu et al. 2019, appendix B, W1/W2/W3): gx from gy.
-  virtual void layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean,
-                                   const Desc& rstd, const NormKernelOpts& o) = 0;
+  /// Fused LayerNorm family forward over the last dim of contiguous [rows, H]: y = g ⊙ (x - mu)/D + b
+  /// (Xu et al. 2019, Eq. 1), mean[rows], rstd[rows] (rstd = 1/D). `weight` g and `bias` b are contiguous
+  /// [H] or a Desc with data == nullptr (absent: g = 1, b = 0).
+  virtual void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x, const Desc& weight,
+                          const Desc& bias, const NormKernelOpts& o) = 0;
+  /// Closed-form backward of layer_norm (Xu et al. 2019, appendix B, W1/W2/W3) applied to g ⊙ gy: gx [rows, H];
+  /// with a weight, gweight[H] = Σ_rows gy ⊙ (x - mu)/D; gbias[H] = Σ_rows gy. gweight / gbias may be absent
+  /// (data == nullptr) and are overwritten, not accumulated.
+  virtual void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                   const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                   const NormKernelOpts& o) = 0;
   /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
   /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
   /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights

@@ -147,6 +147,11 @@ TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded 
       oc["impl"] = "composite";
       of["impl"] = "fused";
       auto comp = make_norm(name, 512, oc), fused = make_norm(name, 512, of);
+      for (auto& p : comp->parameters()) {  // a gain and bias that matter (the fused kernel sums their grads)
+        Tensor t = p.data();
+        t.copy_(Tensor::randn(t.shape(), 1.0, 0.5, DType::Float64));
+      }
+      fused->load_state_dict(comp->state_dict());
       Tensor x = Tensor::randn({96, 512}, 1.0, 3.0, DType::Float64);
       Tensor g = Tensor::randn({96, 512}, 0.1, 1.0, DType::Float64);
       Variable x1(x.clone(), true), x2(x.clone(), true);
@@ -155,6 +160,9 @@ TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded 
       y1.backward(g);
       y2.backward(g);
       CHECK(max_abs_diff(x1.grad(), x2.grad()) < 1e-10);
+      auto p1 = comp->named_parameters(), p2 = fused->named_parameters();
+      REQUIRE(p1.size() == p2.size());
+      for (size_t i = 0; i < p1.size(); ++i) CHECK(max_abs_diff(p1[i].second.grad(), p2[i].second.grad()) < 1e-9);
     }
   }
 }

@@ -3,7 +3,13 @@
 // or H - 1 (unbiased), s' = dD/dvar * 2 (D for eps inside the sqrt, sqrt(var) for eps added to std):
 //   dL/dx_j = (g_j - [grad through mean] * mean(g)) / D - [grad through std] * d_j * S / (n_v * s' * D^2)
 // which is W1 g (LayerNorm-simple), W2 g (detach-mean), W3 g (detach-variance) or g / D (DetachNorm).
+// With the affine of Eq. 1 fused in (y = w ⊙ n + b), the formula runs on g = w ⊙ dL/dy, and the
+// parameter gradients dw = Σ_rows dL/dy ⊙ n, db = Σ_rows dL/dy are summed in the same pass.
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
@@ -11,8 +17,8 @@
 
 namespace nl {
 
-void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
-                            const NormKernelOpts& o) {
+void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x, const Desc& weight,
+                            const Desc& bias, const NormKernelOpts& o) {
   prof::Scope prof_scope(prof::Cat::Norm);
   const int64_t H = x.shape[x.ndim - 1], R = H ? x.numel() / H : 0;  // H = 0: nothing to normalise
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
@@ -22,6 +28,8 @@ void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, c
     T* yp = static_cast<T*>(y.data);
     T* mp = static_cast<T*>(mean.data);
     T* rp = static_cast<T*>(rstd.data);
+    const T* wp = static_cast<const T*>(weight.data);
+    const T* bp = static_cast<const T*>(bias.data);
 #pragma omp parallel for schedule(static) if (R * H >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
       const T* xr = xp + r * H;
@@ -39,45 +47,81 @@ void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, c
       const double D = o.eps_inside ? std::sqrt(var + o.eps) : std::sqrt(var) + o.eps;
       const T inv = T(1.0 / D), m = T(mu);
       T* yr = yp + r * H;
-      for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv;
+      if (wp && bp)
+        for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv * wp[i] + bp[i];
+      else if (wp)
+        for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv * wp[i];
+      else
+        for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv + (bp ? bp[i] : T(0));
       mp[r] = m;
       rp[r] = inv;
     }
   });
 }
 
-void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gy, const Desc& x, const Desc& mean,
-                                     const Desc& rstd, const NormKernelOpts& o) {
+void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                     const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                     const NormKernelOpts& o) {
   prof::Scope prof_scope(prof::Cat::Norm);
   const int64_t H = x.shape[x.ndim - 1], R = H ? x.numel() / H : 0;  // H = 0: nothing to normalise
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
   const bool through_mean = o.center && !o.detach_mean;
+  const bool want_w = gweight.data != nullptr, want_b = gbias.data != nullptr;
+  // Rows split into fixed chunks (one per thread); each sums its own dw/db, added in chunk order.
+  const int nt = (R * H >= kParallelGrain) ? std::max(1, omp_get_max_threads()) : 1;
+  const int64_t chunk = nt > 0 ? (R + nt - 1) / nt : R;
+  std::vector<double> acc((want_w || want_b) ? (size_t)(2 * H * nt) : 0, 0.0);
   dispatch_floating(x.dtype, "layer_norm backward", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data);
     const T* gp = static_cast<const T*>(gy.data);
     const T* mp = static_cast<const T*>(mean.data);
     const T* rp = static_cast<const T*>(rstd.data);
+    const T* wp = static_cast<const T*>(weight.data);
     T* op = static_cast<T*>(gx.data);
-#pragma omp parallel for schedule(static) if (R * H >= kParallelGrain)
-    for (int64_t r = 0; r < R; ++r) {
-      const T *xr = xp + r * H, *gr = gp + r * H;
-      T* out = op + r * H;
-      const double mu = mp[r], inv = rp[r], D = 1.0 / inv;
-      double gsum = 0, S = 0;
-      for (int64_t i = 0; i < H; ++i) {
-        gsum += gr[i];
-        S += (double)gr[i] * ((double)xr[i] - mu);
+    auto rows = [&](int t) {
+      double* aw = acc.empty() ? nullptr : acc.data() + 2 * H * t;
+      double* ab = aw ? aw + H : nullptr;
+      std::vector<T> gw(wp ? (size_t)H : 0);  // w ⊙ dL/dy of one row
+      for (int64_t r = std::min(R, t * chunk); r < std::min(R, (t + 1) * chunk); ++r) {
+        const T *xr = xp + r * H, *gr = gp + r * H;
+        T* out = op + r * H;
+        const double mu = mp[r], inv = rp[r], D = 1.0 / inv;
+        if (aw)
+          for (int64_t i = 0; i < H; ++i) {
+            aw[i] += (double)gr[i] * ((double)xr[i] - mu) * inv;
+            ab[i] += (double)gr[i];
+          }
+        if (wp) {
+          for (int64_t i = 0; i < H; ++i) gw[i] = gr[i] * wp[i];
+          gr = gw.data();
+        }
+        double gsum = 0, S = 0;
+        for (int64_t i = 0; i < H; ++i) {
+          gsum += gr[i];
+          S += (double)gr[i] * ((double)xr[i] - mu);
+        }
+        const double gbar = through_mean ? gsum / (double)H : 0.0;
+        double coef = 0;  // multiplies d_j in the std term
+        if (!o.detach_std) {
+          const double sprime = o.eps_inside ? D : D - o.eps;
+          coef = sprime > 0 ? S / (nv * sprime * D * D) : 0.0;
+        }
+        for (int64_t j = 0; j < H; ++j) out[j] = T(((double)gr[j] - gbar) * inv - coef * ((double)xr[j] - mu));
       }
-      const double gbar = through_mean ? gsum / (double)H : 0.0;
-      double coef = 0;  // multiplies d_j in the std term
-      if (!o.detach_std) {
-        const double sprime = o.eps_inside ? D : D - o.eps;
-        coef = sprime > 0 ? S / (nv * sprime * D * D) : 0.0;
-      }
-      for (int64_t j = 0; j < H; ++j)
-        out[j] = T(((double)gr[j] - gbar) * inv - coef * ((double)xr[j] - mu));
+    };
+    if (nt == 1) {
+      rows(0);
+    } else {
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+      for (int t = 0; t < nt; ++t) rows(t);
     }
+    for (int t = 1; t < nt && !acc.empty(); ++t)
+      for (int64_t i = 0; i < 2 * H; ++i) acc[(size_t)i] += acc[(size_t)(2 * H * t + i)];
+    if (want_w)
+      for (int64_t i = 0; i < H; ++i) static_cast<T*>(gweight.data)[i] = T(acc[(size_t)i]);
+    if (want_b)
+      for (int64_t i = 0; i < H; ++i) static_cast<T*>(gbias.data)[i] = T(acc[(size_t)(H + i)]);
   });
 }
 

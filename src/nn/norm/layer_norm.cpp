@@ -69,6 +69,17 @@ Variable normalize_composite(const Variable& x, const LayerNormConfig& c) {
   return div(d, c.detach_std ? detach(D) : D);
 }
 
+LayerNormOptions kernel_options(const LayerNormConfig& c) {
+  LayerNormOptions o;
+  o.eps = c.eps;
+  o.unbiased = c.unbiased;
+  o.eps_inside = c.eps_inside;
+  o.center = true;
+  o.detach_mean = c.detach_mean;
+  o.detach_std = c.detach_std;
+  return o;
+}
+
 }  // namespace
 
 Variable layer_norm_normalize(const Variable& x, const LayerNormConfig& c) {
@@ -77,14 +88,7 @@ Variable layer_norm_normalize(const Variable& x, const LayerNormConfig& c) {
     throw std::invalid_argument("layer_norm: last dim of " + shape_str(x.shape()) +
                                 " is too small to normalise with the unbiased std (needs >= 2)");
   if (c.impl == NormImpl::Composite) return normalize_composite(x, c);
-  LayerNormOptions o;
-  o.eps = c.eps;
-  o.unbiased = c.unbiased;
-  o.eps_inside = c.eps_inside;
-  o.center = true;
-  o.detach_mean = c.detach_mean;
-  o.detach_std = c.detach_std;
-  return layer_norm_fused(x, o);
+  return layer_norm_fused(x, kernel_options(c));
 }
 
 LayerNorm::LayerNorm(int64_t d, LayerNormConfig cfg, DType dtype) : Module("LayerNorm"), dim(d), cfg_(cfg) {
@@ -100,6 +104,9 @@ Variable LayerNorm::forward(const Variable& x) {
   if (x.dim() < 1 || x.size(-1) != dim)
     throw std::invalid_argument("LayerNorm(" + std::to_string(dim) + "): input " + shape_str(x.shape()) +
                                 " must end in " + std::to_string(dim));
+  if (cfg_.affine && cfg_.impl == NormImpl::Fused) {  // Eq. 1 with the gain and bias inside the kernel
+    return layer_norm_fused(x, kernel_options(cfg_), weight, bias);
+  }
   Variable y = layer_norm_normalize(x, cfg_);
   if (!cfg_.affine) return y;
   return add(mul(y, weight), bias);  // Eq. 1: g ⊙ y + b
