@@ -49,7 +49,7 @@ TEST_CASE("distributed: synced batch statistics of two identical replicas equal 
   nl::manual_seed(11);
   const nl::Tensor x = nl::Tensor::randn({n, d}, 0.3, 1.7, nl::DType::Float64);
   const nl::Tensor g = nl::Tensor::randn({n, d}, 0, 1, nl::DType::Float64);
-  const nl::Tensor x2 = nl::cat({x, x}, 0), g2 = nl::cat({g, g}, 0);
+  const nl::Tensor x2 = nl::cat(std::vector<nl::Tensor>{x, x}, 0), g2 = nl::cat(std::vector<nl::Tensor>{g, g}, 0);
   auto run = [](nl::MaskedNorm& norm, const nl::Tensor& xin, const nl::Tensor& gin, nl::Tensor& grad) {
     nl::Variable v(xin, true);
     nl::Variable y = norm.forward(v, nl::Tensor());
