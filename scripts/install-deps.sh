@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs normlab's build and run dependencies from Debian 12 packages (run as root).
-# Usage: scripts/install-deps.sh [--bench] [--fuzz]
+# Usage: scripts/install-deps.sh [--bench] [--fuzz] [--distributed]
 #   --bench adds python3-torch for the PyTorch comparison
+#   --distributed adds Open MPI (libopenmpi-dev, openmpi-bin) for `--distributed` training and its tests
+#               (docs/distributed.md); scripts/test.sh installs it
 #   --fuzz  adds clang, its libFuzzer/sanitizer runtimes and its OpenMP runtime (scripts/fuzz.sh only)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev nlohmann-json3-dev catch2 zlib1g-dev
@@ -10,7 +12,8 @@ for a in "$@"; do
   case "$a" in
     --bench) pkgs+=(python3 python3-torch) ;;
     --fuzz) pkgs+=(clang libclang-rt-14-dev libomp-dev) ;;
-    *) echo "install-deps.sh: unknown option '$a' (use --bench and/or --fuzz)" >&2; exit 2 ;;
+    --distributed) pkgs+=(libopenmpi-dev openmpi-bin) ;;
+    *) echo "install-deps.sh: unknown option '$a' (use --bench, --fuzz and/or --distributed)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -13,6 +13,7 @@ void run(TaskInvocation& inv) {
   inv.task->setup(inv.settings);
   Trainer trainer(*inv.task, inv.settings);
   RunResult r = trainer.run();
+  if (trainer.rank() != 0) return;  // --distributed: rank 0 reports
   const auto& info = inv.task->info();
   std::printf("%s (%s, seed %lld): best valid %s %.2f at epoch %.2f; test %s %.2f; %lld updates; results in %s\n",
               info.name.c_str(), inv.settings["norm"].is_string() ? inv.settings["norm"].get<std::string>().c_str() : "-",

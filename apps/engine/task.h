@@ -28,6 +28,12 @@ struct TaskBatch {
 /// Named metrics of an evaluation, e.g. {"acc": 87.4, "loss": 0.35}.
 using Metrics = std::map<std::string, double>;
 
+/// The share of a split that rank `rank` of `world` evaluates when a data-parallel run validates.
+struct EvalShard {
+  int rank = 0;
+  int world = 1;
+};
+
 /// Static facts about a task.
 struct TaskInfo {
   std::string name;         ///< registry key, e.g. "mnist"
@@ -69,6 +75,15 @@ class Task {
   virtual nl::Variable loss(nl::Module& model, const TaskBatch& batch) const = 0;
   /// Evaluates `split` ("valid" or "test") in eval mode without gradients.
   virtual Metrics evaluate(nl::Module& model, const std::string& split) const = 0;
+  /// evaluate() of `shard`'s share of `split` during data-parallel validation, as means over the
+  /// `weight` items this rank scored: the trainer sums metric x weight and weight over the ranks and
+  /// divides, so every metric must be a mean over items and the keys must not depend on the shard.
+  /// Default: the whole split on every rank (weight 1): right for any metric, but no faster.
+  virtual Metrics evaluate_shard(nl::Module& model, const std::string& split, EvalShard shard, double& weight) const {
+    (void)shard;
+    weight = 1;
+    return evaluate(model, split);
+  }
   /// The paper's number for these settings (same units as `info().metric`), or NaN if not reported.
   virtual double paper_reference(const nlohmann::json& settings) const = 0;
   /// The paper's numbers shown beside ours in `reproduce` tables, as (column title, value); NaN = not

@@ -10,6 +10,9 @@
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
 #include "backends/cpu/threads.h"
+#include "distributed/data_parallel.h"
+#include "distributed/world.h"
+#include "nn/norm/stats_sync.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
 #include "report/atomic_file.h"
@@ -189,11 +192,34 @@ Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
     if (sn == "cosine") c["min_lr"] = getd(s, "min_lr");
     sched_ = nl::make_schedule(sn, c);
   }
+  const bool dist = s.value("distributed", false), sync = s.value("sync_batch_stats", false);
+  if (sync && !dist)
+    throw std::invalid_argument("--sync-batch-stats pools batch statistics over the ranks of a --distributed run: add "
+                                "--distributed and launch with mpirun (docs/distributed.md), or drop --sync-batch-stats");
+  if (dist) {
+    pg_ = &nl::dist::world(s.value("dist_timeout", 600.0));
+    nl::dist::broadcast_module(*pg_, *model_);
+    for (const auto& [name, b] : model_->named_buffers())
+      if (b.dtype() != nl::DType::Int64) float_buffers_ = true;
+    if (sync) {
+      nl::dist::ProcessGroup* pg = pg_;
+      nl::set_batch_stats_all_reduce([pg](double* d, int64_t n) { pg->all_reduce(std::span<double>(d, (size_t)n)); });
+      sync_stats_ = true;
+    }
+  }
 }
+
+Trainer::~Trainer() {
+  if (sync_stats_) nl::set_batch_stats_all_reduce({});
+}
+
+int Trainer::rank() const { return pg_ ? pg_->rank() : 0; }
+int Trainer::world_size() const { return pg_ ? pg_->world_size() : 1; }
 
 fs::path Trainer::out() const { return gets(settings_, "out"); }
 
 double Trainer::update(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
+  if (pg_) return update_distributed(micro, update_index);
   opt_->zero_grad();
   double sum = 0;
   const double k = (double)micro.size();
@@ -211,11 +237,64 @@ double Trainer::update(const std::vector<const TaskBatch*>& micro, int64_t updat
   if (clip > 0) nl::clip_grad_norm_(params_, clip);
   opt_->set_lr(sched_->lr(update_index));
   opt_->step();
+  if (hooks_.after_step) hooks_.after_step(update_index + 1);
   return mean;
 }
 
+// This rank's micro-batches: the gradient of sum(loss x items) (every micro-batch's backward runs, also
+// after a non-finite loss, so that --sync-batch-stats collectives stay in step), then one all-reduce of
+// (loss x items, items, non-finite flag) and one of the gradients, scaled by 1 / total items: the mean
+// over the update's items on all ranks, as one process with all the batches would compute it.
+double Trainer::update_distributed(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
+  opt_->zero_grad();
+  double red[3] = {0, 0, 0};  // sum of loss x items, items, non-finite losses
+  for (const TaskBatch* b : micro) {
+    nl::Variable loss = task_.loss(*model_, *b);
+    const double lv = loss.item();
+    if (!std::isfinite(lv)) red[2] += 1;
+    red[0] += lv * (double)b->items;
+    red[1] += (double)b->items;
+    (loss * (double)b->items).backward();
+  }
+  pg_->all_reduce(std::span<double>(red, 3));
+  last_items_ = (int64_t)red[1];
+  const double mean = red[2] > 0 ? std::nan("") : red[1] > 0 ? red[0] / red[1] : 0.0;
+  if (!std::isfinite(mean)) return mean;  // every rank sees it: the caller stops the run everywhere
+  nl::dist::all_reduce_gradients(*pg_, params_, red[1] > 0 ? 1.0 / red[1] : 0.0);
+  if (hooks_.after_backward) hooks_.after_backward(update_index + 1, mean);
+  const double clip = getd(settings_, "clip_norm");
+  if (clip > 0) nl::clip_grad_norm_(params_, clip);
+  opt_->set_lr(sched_->lr(update_index));
+  opt_->step();
+  // Running statistics follow rank 0 (DDP's broadcast_buffers); synced ones are equal already.
+  if (float_buffers_ && !sync_stats_) nl::dist::broadcast_module(*pg_, *model_, /*parameters=*/false);
+  if (hooks_.after_step) hooks_.after_step(update_index + 1);
+  return mean;
+}
+
+Metrics Trainer::evaluate(const std::string& split) {
+  if (!pg_) return task_.evaluate(*model_, split);
+  double weight = 0;
+  const Metrics m = task_.evaluate_shard(*model_, split, EvalShard{pg_->rank(), pg_->world_size()}, weight);
+  // Every rank must report the same metrics: compare the count with rank 0's before summing.
+  double keys = (double)m.size();
+  pg_->broadcast(std::span<double>(&keys, 1), 0);
+  double differ = keys == (double)m.size() ? 0 : 1;
+  pg_->all_reduce(std::span<double>(&differ, 1));
+  if (differ > 0)
+    throw std::runtime_error("the ranks' evaluations of '" + split + "' report different metrics: " + task_.info().name +
+                             "'s evaluate_shard must return the same keys on every rank");
+  std::vector<double> sums{weight};
+  for (const auto& [k, v] : m) sums.push_back(v * weight);
+  pg_->all_reduce(std::span<double>(sums));
+  Metrics out;
+  size_t i = 1;
+  for (const auto& [k, v] : m) out[k] = sums[0] > 0 ? sums[i++] / sums[0] : std::nan("");
+  return out;
+}
+
 void Trainer::save_last(const State& st, bool interval_copy) {
-  if (getb(settings_, "no_save")) return;
+  if (getb(settings_, "no_save") || !root()) return;
   nl::TensorMap t;
   for (auto& [k, v] : model_->state_dict()) t["model." + k] = v;
   json meta = {{"format", kFormat}, {"task", task_.info().name}, {"settings", settings_}, {"state", st.to_json()}};
@@ -231,7 +310,7 @@ void Trainer::save_last(const State& st, bool interval_copy) {
 }
 
 void Trainer::save_epoch(int64_t epoch, int64_t updates) {
-  if (getb(settings_, "no_save")) return;
+  if (getb(settings_, "no_save") || !root()) return;
   nl::TensorMap t;
   for (auto& [k, v] : model_->state_dict()) t["model." + k] = v;
   nl::save_checkpoint(out() / ("checkpoint" + std::to_string(epoch) + ".safetensors"), t,
@@ -243,7 +322,7 @@ void Trainer::save_epoch(int64_t epoch, int64_t updates) {
 void Trainer::save_best(const State& st, double epoch_pos) {
   best_.clear();
   for (auto& [k, v] : model_->state_dict()) best_[k] = v.clone();
-  if (getb(settings_, "no_save")) return;
+  if (getb(settings_, "no_save") || !root()) return;
   nl::TensorMap t;
   for (auto& [k, v] : best_) t["model." + k] = v;
   nl::save_checkpoint(out() / "checkpoint_best.safetensors", t,
@@ -252,14 +331,14 @@ void Trainer::save_best(const State& st, double epoch_pos) {
 }
 
 void Trainer::write_metrics(const json& record) {
-  log_->write(record);
+  if (log_) log_->write(record);  // rank 0 only
   ++metrics_lines_;
 }
 
 void Trainer::validate(State& st, double epoch_pos) {
   if (st.last_valid_pos == epoch_pos) return;  // already validated at this point
   st.last_valid_pos = epoch_pos;
-  Metrics m = task_.evaluate(*model_, "valid");
+  Metrics m = evaluate("valid");
   const auto& info = task_.info();
   const double v = m.at(info.metric);
   st.valid_curve.push_back({epoch_pos, v});
@@ -314,7 +393,7 @@ bool Trainer::try_resume(State& st) {
   st = State::from_json(m["state"], file);
   nl::set_rng_state(m["rng"][0].get<uint64_t>(), m["rng"][1].get<uint64_t>());
   metrics_lines_ = m["metrics_lines"].get<int64_t>();
-  truncate_lines(out() / "metrics.jsonl", metrics_lines_);
+  if (root()) truncate_lines(out() / "metrics.jsonl", metrics_lines_);
   // The best weights; an unreadable checkpoint_best does not block the resume: its record is dropped
   // and the next validation writes a new one.
   const fs::path bestp = out() / "checkpoint_best.safetensors";
@@ -333,6 +412,15 @@ bool Trainer::try_resume(State& st) {
 }
 
 RunResult Trainer::run() {
+  if (!pg_ || pg_->world_size() == 1) return run_loop();
+  try {
+    return run_loop();
+  } catch (const std::exception& e) {  // the other ranks would wait for this one forever
+    pg_->abort(std::string("error: ") + e.what() + "\n(aborting every rank of the job)");
+  }
+}
+
+RunResult Trainer::run_loop() {
   const json& s = settings_;
   const auto& info = task_.info();
   const bool quiet = getb(s, "quiet");
@@ -345,24 +433,37 @@ RunResult Trainer::run() {
     ~AnomalyScope() { nl::set_anomaly_detection(false); }
   } anomaly_scope(getb(s, "detect_anomaly"));
 
-  fs::create_directories(out());
+  const int64_t W = world_size(), R = rank();
+  if (root()) fs::create_directories(out());
   ProgressOptions po;
   int64_t per_epoch0 = task_.epoch_size(0);
-  int64_t updates_per_epoch = (per_epoch0 + k - 1) / k;
+  int64_t updates_per_epoch = (per_epoch0 + k * W - 1) / (k * W);
   po.total_steps = max_update > 0 ? std::min(max_update, updates_per_epoch * max_epoch) : updates_per_epoch * max_epoch;
   po.total_epochs = (int)max_epoch;
   po.unit = info.unit;
-  progress_ = std::make_unique<ProgressPrinter>(po, quiet ? &quiet_sink_ : nullptr);
+  progress_ = std::make_unique<ProgressPrinter>(po, quiet || !root() ? &quiet_sink_ : nullptr);
 
   State st;
   const bool resumed = getb(s, "resume") && try_resume(st);
-  log_ = std::make_unique<MetricsLog>(out() / "metrics.jsonl", /*append=*/resumed);
-  json cfg = {{"task", info.name}, {"settings", s}, {"data", task_.data_summary()}};
-  write_file_atomic(out() / "config.json", cfg.dump(2) + "\n");
+  if (pg_) {  // every rank reads OUT/checkpoint_last: all or none must find it
+    double found = resumed ? 1 : 0;
+    pg_->all_reduce(std::span<double>(&found, 1));
+    if (found != 0 && found != (double)W)
+      throw std::runtime_error("--resume: only " + std::to_string((int64_t)found) + " of " + std::to_string(W) +
+                               " ranks found " + (out() / "checkpoint_last.safetensors").string() +
+                               "; every rank must see --out (a shared folder, or a copy on every host)");
+    nl::dist::broadcast_module(*pg_, *model_);
+  }
+  if (root()) {
+    log_ = std::make_unique<MetricsLog>(out() / "metrics.jsonl", /*append=*/resumed);
+    json cfg = {{"task", info.name}, {"settings", s}, {"data", task_.data_summary()}};
+    write_file_atomic(out() / "config.json", cfg.dump(2) + "\n");
+  }
   progress_->message(info.name + " (seed " + std::to_string(geti(s, "seed")) + "): " + task_.data_summary() + "; " +
                      std::to_string(updates_per_epoch) + " updates/epoch, " + std::to_string(max_epoch) + " epoch(s)" +
                      (max_update > 0 ? ", at most " + std::to_string(max_update) + " updates" : ", no update limit") +
-                     "; writing to " + out().string());
+                     "; writing to " + out().string() +
+                     (pg_ ? "; data parallel over " + std::to_string(W) + " rank(s) (" + pg_->backend() + ")" : ""));
   if (resumed)
     progress_->message(st.finished ? "this run already finished at update " + std::to_string(st.updates) +
                                          ": evaluating its best checkpoint (raise --max-update or --max-epoch to train on)"
@@ -379,10 +480,15 @@ RunResult Trainer::run() {
       break;
     }
     const int64_t n = task_.epoch_size((uint64_t)st.epoch);
-    const int64_t m = std::min(k, n - st.next_batch);
+    if (sync_stats_ && n % W != 0)
+      throw std::invalid_argument("--sync-batch-stats needs a batch on every rank at every step, but epoch " +
+                                  std::to_string(st.epoch + 1) + " has " + std::to_string(n) + " batches for " +
+                                  std::to_string(W) + " ranks: change --batch-size or the number of ranks so that it divides");
+    // This update's batches: the next k·W of the epoch; rank R takes those at offsets R, R + W, ...
+    const int64_t m = std::min(k * W, n - st.next_batch);
     std::vector<std::unique_ptr<TaskBatch>> own;
     std::vector<const TaskBatch*> micro;
-    for (int64_t j = 0; j < m; ++j) {
+    for (int64_t j = R; j < m; j += W) {
       own.push_back(task_.train_batch((uint64_t)st.epoch, st.next_batch + j));
       micro.push_back(own.back().get());
       items += own.back()->items;
@@ -407,7 +513,7 @@ RunResult Trainer::run() {
     st.loss_acc += lv;
     ++st.loss_n;
     progress_->set_lr(lr);
-    progress_->update((int)st.epoch + 1, st.updates, lv, micro.empty() ? 0 : items);
+    progress_->update((int)st.epoch + 1, st.updates, lv, pg_ ? last_items_ : micro.empty() ? 0 : items);
     items = 0;
     if (st.updates % log_every == 0) {
       const double mean = st.loss_acc / (double)st.loss_n;
@@ -445,6 +551,7 @@ RunResult Trainer::run() {
   r.valid_curve = st.valid_curve;
   r.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.items_per_s = progress_->items_per_second();
+  if (!root()) return r;  // rank 0 tests and writes the results
   if (!best_.empty()) r.test = task_.final_test(*model_, best_, s);
   json res = r.to_json();
   res["task"] = info.name;

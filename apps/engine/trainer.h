@@ -7,6 +7,14 @@
 //   written atomically), --resume (model, optimizer, update count, position inside the epoch, the
 //   global RNG state, the best record, the metrics log) so an interrupted run continues
 //   bit-identically, a progress line, metrics.jsonl and results.json.
+// --distributed (data parallel over the ranks of mpirun; docs/distributed.md): rank 0's parameters are
+//   broadcast at start; update u takes the next W·update_freq batches of the epoch (W ranks), rank r
+//   the ones at offsets r, r + W, ...; gradients are summed in one flat all-reduce and divided by the
+//   update's items over all ranks, so W ranks x batch B step exactly as one process x batch W·B; float
+//   buffers (running statistics) follow rank 0 after each update unless --sync-batch-stats pools them;
+//   validation is split over the ranks (Task::evaluate_shard) and reduced; rank 0 alone logs and
+//   writes files; a rank that fails aborts every rank (and a rank waiting more than --dist-timeout
+//   seconds for the others aborts the job), and --resume continues with any number of ranks.
 // A non-finite training loss stops the run with TrainingDiverged naming the update.
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +30,7 @@
 #include "engine/options.h"
 #include "engine/task.h"
 #include "engine/trainer_settings.h"
+#include "distributed/process_group.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
 #include "report/metrics_log.h"
@@ -44,6 +53,9 @@ struct TrainingDiverged : std::runtime_error {
 struct TrainerHooks {
   /// After backward and before the optimizer step of each update: (update number from 1, loss).
   std::function<void(int64_t, double)> after_backward;
+  /// After the optimizer step of each update: (update number from 1). With --distributed, the
+  /// parameters are then identical on every rank.
+  std::function<void(int64_t)> after_step;
 };
 
 /// What a finished run reports (also written to <out>/results.json).
@@ -68,6 +80,8 @@ class Trainer {
   /// the schedule. Throws std::invalid_argument on inconsistent settings (e.g. a linear schedule
   /// without --max-update).
   Trainer(Task& task, nlohmann::json settings, TrainerHooks hooks = {});
+  /// Removes the --sync-batch-stats hook it installed.
+  ~Trainer();
 
   /// Runs (or resumes, with settings["resume"]) to the end of training, then evaluates the
   /// best-validation weights on the test split. Throws TrainingDiverged on a non-finite loss,
@@ -80,11 +94,20 @@ class Trainer {
   /// loss; a non-finite loss is returned before any backward or step. What `normlab bench` times.
   double update(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
 
+  /// This process's rank and the number of ranks (0 and 1 without --distributed).
+  int rank() const;
+  int world_size() const;
+
   nl::Module& model() { return *model_; }
   const nlohmann::json& settings() const { return settings_; }
 
  private:
   struct State;
+  double update_distributed(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
+  RunResult run_loop();  ///< run() without the abort-every-rank guard
+  /// task_.evaluate, or with --distributed each rank's shard reduced over the ranks.
+  Metrics evaluate(const std::string& split);
+  bool root() const { return pg_ == nullptr || pg_->rank() == 0; }
   void save_last(const State& st, bool interval_copy);
   void save_best(const State& st, double epoch_pos);
   /// Model-only checkpoint{epoch}.safetensors (1-based epoch just finished; for averaging and generation).
@@ -106,6 +129,10 @@ class Trainer {
   int64_t metrics_lines_ = 0;  ///< lines in metrics.jsonl (what a checkpoint records for a resume)
   std::ostringstream quiet_sink_;  ///< where a --quiet run's progress goes (outlives progress_)
   std::unique_ptr<ProgressPrinter> progress_;
+  nl::dist::ProcessGroup* pg_ = nullptr;  ///< the ranks of a --distributed run (null otherwise)
+  bool sync_stats_ = false;               ///< this trainer installed the --sync-batch-stats hook
+  bool float_buffers_ = false;            ///< the model has float buffers (running statistics)
+  int64_t last_items_ = 0;                ///< items of the last update over all ranks (--distributed)
 };
 
 }  // namespace nlapp

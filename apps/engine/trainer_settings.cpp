@@ -41,6 +41,14 @@ std::vector<OptionSpec> trainer_settings() {
       resumable(option("resume", OptKind::Bool, false, "Continue from OUT/checkpoint_last.safetensors if it exists")),
       resumable(option("threads", OptKind::Int, 1, "CPU threads for OpenMP loops and OpenBLAS (one pool)", 1, 256)),
       resumable(option("quiet", OptKind::Bool, false, "No progress line")),
+      resumable(option("distributed", OptKind::Bool, false,
+                       "Data-parallel training over the ranks started by mpirun (docs/distributed.md)")),
+      option("sync_batch_stats", OptKind::Bool, false,
+             "With --distributed: pool batchnorm/powernorm-v/powernorm statistics over all ranks (SyncBatchNorm); "
+             "off by default: PowerNorm's released code never syncs"),
+      resumable(option("dist_timeout", OptKind::Float, 600.0,
+                       "With --distributed: seconds a rank waits for the others before the whole job aborts; 0: forever",
+                       0, 1e6)),
       resumable(option("detect_anomaly", OptKind::Bool, false,
                      "Check every op's output and gradient for NaN/inf and name the first op that made one (slow)")),
   };

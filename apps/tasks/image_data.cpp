@@ -125,20 +125,27 @@ void write_image_data_record(const ImageData& data, const fs::path& out) {
 }
 
 Metrics image_accuracy(nl::Module& model, const nl::ImageDataset& d) {
+  double count = 0;
+  return image_accuracy(model, d, EvalShard{}, count);
+}
+
+Metrics image_accuracy(nl::Module& model, const nl::ImageDataset& d, EvalShard shard, double& count) {
   nl::NoGradGuard ng;
   const bool was = model.is_training();
   model.eval();
   nl::Batcher b(d, 1000, 0, /*shuffle=*/false);
-  int64_t correct = 0;
+  int64_t correct = 0, scored = 0;
   double loss_sum = 0;
-  for (int64_t i = 0; i < b.num_batches(); ++i) {
+  for (int64_t i = shard.rank; i < b.num_batches(); i += shard.world) {
     nl::Batch batch = b.batch(i);
     nl::Variable logits = model(nl::Variable(batch.images));
     loss_sum += nl::cross_entropy(logits, batch.labels).item() * (double)batch.labels.numel();
     correct += (int64_t)nl::sum(nl::eq(nl::argmax(logits.data(), 1), batch.labels)).item();
+    scored += batch.labels.numel();
   }
   model.train(was);
-  const double n = std::max<double>(1.0, (double)d.size());
+  count = (double)scored;
+  const double n = std::max<double>(1.0, (double)scored);
   return {{"acc", 100.0 * (double)correct / n}, {"loss", loss_sum / n}};
 }
 

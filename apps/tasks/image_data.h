@@ -48,5 +48,8 @@ void write_image_data_record(const ImageData& data, const std::filesystem::path&
 /// {"acc": accuracy in %, "loss": mean cross-entropy} of `model` (logits [B, classes] from images) on
 /// `d`, in eval mode without gradients, in batches of 1000; the model's training mode is restored.
 Metrics image_accuracy(nl::Module& model, const nl::ImageDataset& d);
+/// image_accuracy over `shard`'s share of d (its batches of 1000 with index % world == rank); `count`
+/// receives the number of images scored (what Task::evaluate_shard weighs the means by).
+Metrics image_accuracy(nl::Module& model, const nl::ImageDataset& d, EvalShard shard, double& count);
 
 }  // namespace nlapp

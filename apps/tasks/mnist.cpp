@@ -106,6 +106,11 @@ class MnistTask : public Task {
     return image_accuracy(model, d);
   }
 
+  Metrics evaluate_shard(nl::Module& model, const std::string& split, EvalShard shard, double& weight) const override {
+    const nl::ImageDataset& d = split == "test" ? data_.test : split == "valid" ? data_.valid : data_.train;
+    return image_accuracy(model, d, shard, weight);
+  }
+
   double paper_reference(const json& s) const override { return paper_mnist_accuracy(s.at("norm").get<std::string>()); }
 
   std::pair<std::string, std::string> pytorch_bench(const json& s) const override {

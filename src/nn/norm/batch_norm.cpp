@@ -6,6 +6,7 @@
 
 #include "nn/norm/group_norm.h"
 #include "nn/norm/rms_norm.h"
+#include "nn/norm/stats_sync.h"
 
 namespace nl {
 
@@ -30,6 +31,7 @@ Variable BatchNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
   const int64_t R = h.size(0);
   Variable y;
   if (is_training()) {
+    n = synced_count(n);  // --sync-batch-stats: kept rows of every replica (stats_sync.h)
     if (n < 2)
       throw std::invalid_argument(who + ": training needs more than one non-padding row per batch to estimate a "
                                         "variance, got " + std::to_string(n) + "; use a larger batch or eval()");
@@ -39,8 +41,9 @@ Variable BatchNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
     double unbias = 0;  // running_var takes var * unbias
     if (cfg_.released) {
       c = mul(c, Variable(w));  // pad rows := mu, so their deviation is 0
-      var = affine(sum(square(c), {0}, true), 1.0 / (double)R, 0.0);
-      unbias = (double)R / (double)(R - 1);
+      const int64_t rows = synced_count(R);
+      var = affine(synced_sum(sum(square(c), {0}, true)), 1.0 / (double)rows, 0.0);
+      unbias = (double)rows / (double)(rows - 1);
     } else {
       var = kept_mean(square(c), w, n);
       unbias = (double)n / (double)(n - 1);

@@ -1,6 +1,7 @@
 // MaskedNorm, norm_forward and the row layout shared by the batch-statistic and grouped norms
 // (see masked_norm.h).
 #include "nn/norm/masked_norm.h"
+#include "nn/norm/stats_sync.h"
 
 #include <stdexcept>
 
@@ -84,7 +85,7 @@ Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int
 }
 
 Variable kept_mean(const Variable& v, const Tensor& w, int64_t count) {
-  return affine(sum(mul(v, Variable(w)), {0}, /*keepdim=*/true), 1.0 / (double)count, 0.0);
+  return affine(synced_sum(sum(mul(v, Variable(w)), {0}, /*keepdim=*/true)), 1.0 / (double)count, 0.0);
 }
 
 }  // namespace nl

@@ -99,6 +99,8 @@ Variable from_rows(const Variable& rows, const Rows& layout);
 Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int64_t& count, const std::string& who);
 
 /// Mean over the kept rows, per feature: sum_r w_r v_r / count, [R, D] -> [1, D] (differentiable).
+/// With synchronised batch statistics (stats_sync.h) the sum runs over every replica's rows, and
+/// `count` must then be the synced count (synced_count).
 Variable kept_mean(const Variable& v, const Tensor& w, int64_t count);
 
 }  // namespace nl

@@ -7,6 +7,7 @@
 
 #include "nn/norm/group_norm.h"
 #include "nn/norm/rms_norm.h"
+#include "nn/norm/stats_sync.h"
 
 namespace nl {
 
@@ -55,6 +56,7 @@ Variable PowerNormV::forward_masked(const Variable& x, const Tensor& pad_mask) {
   Variable h = cfg_.layer_scale ? group_scale(r.rows, cfg_.layer_scale_groups) : r.rows;
   Variable y;
   if (is_training()) {
+    n = synced_count(n);  // --sync-batch-stats (stats_sync.h)
     Variable psi2 = kept_mean(square(h), w, n);  // psi_B^2 [1, d], differentiable (Eq. 4)
     y = div(h, sqrt(affine(psi2, 1.0, cfg_.eps)));
     if (has_batch_stats_hooks()) run_batch_stats_hooks({Variable(), psi2, Tensor(), buffer("running_phi").clone()});
@@ -101,6 +103,7 @@ Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
   Tensor psi2, fwd_scale, bwd_scale;
   {
     NoGradGuard ng;
+    n = synced_count(n);  // --sync-batch-stats (stats_sync.h); off by default: the released code never syncs
     psi2 = kept_mean(square(Variable(h.data())), w, n).data().reshape({dim});  // step 2
     if (has_batch_stats_hooks())  // no gradient flows through PN's statistics
       run_batch_stats_hooks({Variable(), Variable(psi2.reshape({1, dim})), Tensor(), phi.clone()});

@@ -27,6 +27,10 @@
 // The running statistics are buffers updated by the module in forward (running_phi, iters) and by the
 // op's backward through copy_ (ema_gz); all are in state_dict, so checkpoints resume PN exactly.
 // Buffers: running_phi [d] (init 1), ema_gz [d] (init 0), iters (int64 scalar, 0).
+// Data-parallel training: psi_B^2 is pooled over the replicas only with --sync-batch-stats
+// (stats_sync.h), which is off by default because the released code (sIncerass/powernorm, even its
+// MaskSyncBatchNorm: need_sync = False) never syncs: each GPU used its own batch statistics. PN's ema_gz
+// stays local in either case.
 #include "nn/norm/masked_norm.h"
 
 namespace nl {
