@@ -1,6 +1,7 @@
 #include "tasks/builtin.h"
 
 #include "tasks/cls/cls_task.h"
+#include "tasks/lm/lm_task.h"
 #include "tasks/lnnet/lnnet_task.h"
 #include "tasks/mnist.h"
 #include "tasks/mt/mt_task.h"
@@ -16,6 +17,7 @@ std::vector<TaskEntry> builtin_tasks() {
       {"mt", "Transformer machine translation (Xu et al. 2019 MT columns) on a prepared corpus", make_mt_task},
       {"parse", "Chen & Manning 2014 MLP dependency parser (Xu et al. 2019 parsing column, appendix A.4)", make_parse_task},
       {"lnnet", "Ni et al. 2024 LN-Net / linear baselines on random labels (capacity: training accuracy)", make_lnnet_task},
+      {"lm", "Transformer-XL style language model: PTB words (PPL) or characters (BPC; tinyshakespeare stands in for Enwiki8)", make_lm_task},
       {"resnet-cifar", "Ni et al. 2024 CIFAR ResNet-20 without ReLU, norm as the only nonlinearity", make_resnet_cifar_task},
   };
 }
