@@ -146,8 +146,11 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
   for (const auto& r : rec) reused += r.reused, not_built += r.status == RunStatus::NotBuilt;
   log << "experiment: " << runs.size() << " run(s) into " << opt.out.string() << "; " << reused << " already finished"
       << (not_built ? ", " + std::to_string(not_built) + " not built" : "") << "\n";
+  std::map<std::string, size_t> unbuilt;  // task → its runs
   for (const auto& r : rec)
-    if (r.status == RunStatus::NotBuilt) log << "  " << r.run.label << ": not built: " << r.message << "\n";
+    if (r.status == RunStatus::NotBuilt) ++unbuilt[r.run.task];
+  for (const auto& [name, n] : unbuilt)
+    log << "  not built: " << n << " run(s) of task '" << name << "', which is not built into this normlab binary\n";
   if (opt.on_update) opt.on_update(rec);
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -55,7 +55,7 @@ TEST_CASE("reproduce xu2019: an unbuilt task is listed as not built and missing 
     auto [rc, text] = run_cli("reproduce xu2019 --tasks lm --max-update 1 --out " + out.string());
     INFO(text);
     CHECK(rc == 0);
-    CHECK_THAT(text, Contains("task 'lm' is not built"));
+    CHECK_THAT(text, Contains("not built: 7 run(s) of task 'lm'"));
     CHECK_THAT(read(out / "results.md"), Contains("not built (paper 1.07)") && Contains("tiny-shakespeare"));
   }
   auto [rc, text] = run_cli("reproduce xu2019 --tasks rt --max-update 1 --data-bin /nonexistent/bin --out " + out.string());

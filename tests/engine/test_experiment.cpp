@@ -131,7 +131,7 @@ TEST_CASE("experiment: divergence is recorded and not redone, unbuilt tasks are 
   CHECK_THAT(rec[1].message, Contains("'lm-not-here'") && Contains("not built"));
   CHECK(rec[2].status == RunStatus::Done);
   CHECK(std::isnan(rec[0].test_metric("mse")));
-  CHECK_THAT(log.str(), Contains("lm: not built"));
+  CHECK_THAT(log.str(), Contains("not built: 1 run(s) of task 'lm-not-here'"));
   // A run its Trainer rejects fails alone, named with the error; it is retried next time.
   CHECK(rec[3].status == RunStatus::Failed);
   CHECK_THAT(failed_runs_error(rec), Contains("1 run(s) failed") && Contains("bad: --lr-scheduler linear decays to --max-update"));
