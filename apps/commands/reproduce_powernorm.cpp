@@ -27,6 +27,7 @@ struct PnArgs {
   ExperimentFlags flags;
   std::vector<std::string> parts = kParts;
   std::string data_bin = "data-bin";
+  std::string data_root = "../shared/data";
   int64_t probe_steps = 300;
 };
 
@@ -109,7 +110,7 @@ void run(const PnArgs& a) {
   opt.on_update = write;
   std::vector<RunRecord> rec = run_experiment(build_runs(a), opt);
   if (has(a.parts, "probes")) {
-    probes.resnet.push_back(probe("resnet-cifar", "cpu", {{"norm", "batchnorm"}}, "batchnorm", out / "probes" / "resnet", a));
+    probes.resnet.push_back(probe("resnet-cifar", "cpu", {{"norm", "batchnorm"}, {"data", a.data_root + "/cifar10"}}, "batchnorm", out / "probes" / "resnet", a));
     for (const char* n : {"batchnorm", "powernorm-v"})
       probes.mt.push_back(probe("mt", "multi30k", {{"data", a.data_bin + "/multi30k"}}, n, out / "probes" / "mt", a));
     write_powernorm_figures(out, probes);
@@ -131,6 +132,7 @@ void setup(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember(kParts));
   sub->add_option("--data-bin", a->data_bin, "Folder of the corpora `normlab data prepare` wrote (multi30k)")->capture_default_str();
+  sub->add_option("--data-root", a->data_root, "Folder of the shared raw data (CIFAR-10 for the ResNet probe)")->capture_default_str();
   sub->add_option("--probe-steps", a->probe_steps, "Updates of each probe run (Figures 2-4) [a whole number from 1 to 100000000]")
       ->check(CLI::Range((int64_t)1, (int64_t)100000000).description(""))
       ->capture_default_str();
