@@ -1,13 +1,15 @@
-// `normlab reproduce <task>`: every norm variant × seeds of a task's experiment; writes results.json,
-// results.md (the paper's column beside ours) and SVG curves into --out. Results are rewritten after
-// every run, so a stopped reproduce loses at most the run in progress; --resume continues each run.
+// `normlab reproduce <task>`: every norm variant × seeds of a task's experiment, run by the experiment
+// runner (engine/experiment.h: finished runs are not redone, an interrupted one resumes from its
+// checkpoint); writes results.json, results.md (the paper's column beside ours) and SVG curves into
+// --out, rewritten after every run.
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "common/command_registry.h"
+#include "engine/experiment.h"
 #include "engine/task_cli.h"
-#include "engine/trainer.h"
 #include "nn/norm/factory.h"
 #include "report/atomic_file.h"
 #include "report/markdown_table.h"
@@ -24,51 +26,24 @@ struct ReproduceArgs {
   std::string out;
 };
 
-
-struct Outcome {
-  std::string variant;
-  int seed = 0;
-  bool diverged = false;
-  std::string error;
-  RunResult r;
-};
-
-void run(TaskInvocation& inv, const ReproduceArgs& a) {
+// results.json, results.md and the two SVG charts from the records so far.
+void write_results(TaskInvocation& inv, const ReproduceArgs& a, const fs::path& out, const std::vector<RunRecord>& all) {
   Task& task = *inv.task;
   const auto& info = task.info();
-  const std::string out = a.out.empty() ? "results/" + info.name : a.out;
-  fs::create_directories(out);
-  json runs = json::array();
-  std::vector<Outcome> all;
   std::string data;
-  for (int seed = 1; seed <= a.seeds; ++seed)
-    for (const auto& v : a.variants) {
-      json s = inv.settings;
-      s["norm"] = v;
-      s["seed"] = seed;
-      s["out"] = (fs::path(out) / "runs" / (v + "-seed" + std::to_string(seed))).string();
-      task.setup(s);
-      data = task.data_summary();
-      Outcome o{v, seed, false, "", {}};
-      try {
-        o.r = Trainer(task, s).run();
-      } catch (const TrainingDiverged& e) {
-        o.diverged = true;
-        o.error = e.what();
-        std::cerr << "  " << v << " seed " << seed << " diverged: " << e.what() << "\n";
-      }
-      json j = o.diverged ? json{{"settings", s}} : o.r.to_json();
-      j["norm"] = v;
-      j["seed"] = seed;
-      j["diverged"] = o.diverged;
-      if (o.diverged) j["error"] = o.error;
-      runs.push_back(j);
-      all.push_back(std::move(o));
-      write_file_atomic(fs::path(out) / "results.json",
-                        json{{"task", info.name}, {"data", data}, {"config", inv.config_source}, {"seeds", a.seeds},
-                             {"metric", info.metric}, {"paper_source", info.paper}, {"runs", runs}}
-                            .dump(2) + "\n");
-    }
+  json runs = json::array();
+  for (const auto& o : all) {
+    if (o.status == RunStatus::Pending || o.status == RunStatus::Failed) continue;
+    if (data.empty()) data = o.data();
+    json j = o.result;
+    j["norm"] = o.run.tags["variant"];
+    j["seed"] = o.run.tags["seed"];
+    j["diverged"] = o.status == RunStatus::Diverged;
+    runs.push_back(j);
+  }
+  write_file_atomic(out / "results.json", json{{"task", info.name}, {"data", data}, {"config", inv.config_source}, {"seeds", a.seeds},
+                                               {"metric", info.metric}, {"paper_source", info.paper}, {"runs", runs}}
+                                                  .dump(2) + "\n");
 
   std::vector<std::vector<std::string>> rows;
   std::vector<Series> loss, curve;
@@ -77,19 +52,19 @@ void run(TaskInvocation& inv, const ReproduceArgs& a) {
     int diverged = 0, n = 0;
     double ips = 0;
     for (const auto& o : all) {
-      if (o.variant != v) continue;
+      if (o.run.tags["variant"] != v || o.status == RunStatus::Pending || o.status == RunStatus::Failed) continue;
       ++n;
-      if (o.diverged) {
+      if (o.status == RunStatus::Diverged) {
         ++diverged;
         continue;
       }
-      test.push_back(o.r.test.count(info.reported_metric()) ? o.r.test.at(info.reported_metric()) : std::nan(""));
-      valid.push_back(o.r.best_valid);
-      ips += o.r.items_per_s;
-      if (o.seed == 1) {
+      test.push_back(o.test_metric(info.reported_metric()));
+      valid.push_back(o.result.value("best_valid", std::nan("")));
+      ips += o.result.value("items_per_s", 0.0);
+      if (o.run.tags["seed"] == 1) {
         Series sl{v, {}, {}}, sc{v, {}, {}};
-        for (auto& [u, l] : o.r.train_loss) sl.x.push_back((double)u), sl.y.push_back(l);
-        for (auto& [e, m] : o.r.valid_curve) sc.x.push_back(e), sc.y.push_back(m);
+        for (const auto& p : o.result["train_loss"]) sl.x.push_back(p[0].get<double>()), sl.y.push_back(p[1].get<double>());
+        for (const auto& p : o.result["valid_curve"]) sc.x.push_back(p[0].get<double>()), sc.y.push_back(p[1].get<double>());
         loss.push_back(sl);
         curve.push_back(sc);
       }
@@ -106,7 +81,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& a) {
   const json& s = inv.settings;
   std::ostringstream md;
   md << "# " << info.description << ": every norm variant\n\n"
-     << "Data: " << data << ". " << s["max_epoch"] << " epoch(s)"
+     << "Data: " << (data.empty() ? "(no run finished yet)" : data) << ". " << s["max_epoch"] << " epoch(s)"
      << (s["max_update"].get<int64_t>() > 0 ? ", at most " + s["max_update"].dump() + " updates" : "") << ", " << a.seeds
      << " seed(s), " << s["optimizer"].get<std::string>() << " lr " << s["lr"] << "; test " << info.reported_metric()
      << " of " << info.test_source << ", mean ± std over seeds. Settings: "
@@ -120,13 +95,32 @@ void run(TaskInvocation& inv, const ReproduceArgs& a) {
   std::vector<Align> align(head.size(), Align::Right);
   align[0] = Align::Left;
   md << markdown_table(head, rows, align);
-  write_file_atomic(fs::path(out) / "results.md", md.str());
-  write_line_chart(fs::path(out) / "train_loss.svg", {"Training loss (" + data + ", seed 1)", "update", "loss (mean over the log interval)", true},
+  write_file_atomic(out / "results.md", md.str());
+  write_line_chart(out / "train_loss.svg", {"Training loss (" + data + ", seed 1)", "update", "loss (mean over the log interval)", true},
                    loss);
-  write_line_chart(fs::path(out) / ("valid_" + info.metric + ".svg"),
-                   {"Validation " + info.metric + " (seed 1)", "epoch", info.metric}, curve);
-  std::cout << "\n" << md.str() << "\nwritten: " << out << "/results.{json,md}, train_loss.svg, valid_" << info.metric
-            << ".svg\n";
+  write_line_chart(out / ("valid_" + info.metric + ".svg"), {"Validation " + info.metric + " (seed 1)", "epoch", info.metric}, curve);
+}
+
+void run(TaskInvocation& inv, const ReproduceArgs& a) {
+  const auto& info = inv.task->info();
+  ExperimentOptions opt;
+  opt.out = a.out.empty() ? "results/" + info.name : a.out;
+  json base = inv.settings;
+  for (const char* k : {"out", "resume"}) base.erase(k);
+  std::vector<ExperimentRun> runs;
+  for (int seed = 1; seed <= a.seeds; ++seed)
+    for (const auto& v : a.variants) {
+      json s = base;
+      s["norm"] = v;
+      s["seed"] = seed;
+      runs.push_back({v + "-seed" + std::to_string(seed), info.name, inv.config_source, s, {{"variant", v}, {"seed", seed}}});
+    }
+  opt.on_update = [&](const std::vector<RunRecord>& rec) { write_results(inv, a, opt.out, rec); };
+  const auto rec = run_experiment(runs, opt);
+  std::ifstream md(opt.out / "results.md");
+  std::cout << "\n" << md.rdbuf() << "\nwritten: " << opt.out.string() << "/results.{json,md}, train_loss.svg, valid_"
+            << info.metric << ".svg\n";
+  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
 }
 
 void setup(CLI::App& app) {

@@ -22,6 +22,9 @@ json norm_options(const json& settings, const std::string& name) {
   json o = json::object();
   for (const char* k : {"impl", "C", "groups"})
     if (std::find(keys.begin(), keys.end(), k) != keys.end() && settings.contains(k)) o[k] = settings[k];
+  // --bn-released (Transformer tasks) selects batchnorm's "released" reading.
+  if (std::find(keys.begin(), keys.end(), "released") != keys.end() && settings.contains("bn_released"))
+    o["released"] = settings["bn_released"];
   return o;
 }
 

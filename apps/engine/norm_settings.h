@@ -15,7 +15,7 @@ namespace nlapp {
 std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C);
 
 /// make_norm options for settings["norm"]: {"impl": ...} plus "C" and "groups" when the norm takes them
-/// and the settings have them.
+/// and the settings have them, and "released" = settings["bn_released"] for batchnorm when present.
 nlohmann::json norm_options(const nlohmann::json& settings);
 
 /// make_norm options for norm `name` (not necessarily settings["norm"], e.g. a Transformer's

@@ -13,7 +13,7 @@ namespace nlapp {
 
 /// Specs of d_model, n_heads, ffn_dim, encoder_layers, decoder_layers, dropout, attention_dropout,
 /// activation_dropout, activation_fn, normalize_before, norm_placement, encoder_norm, decoder_norm
-/// ("auto" = from --norm, see TransformerConfig::decoder_norm), allow_decoder_batch_stats, learned_pos,
+/// ("auto" = from --norm, see TransformerConfig::decoder_norm), bn_released, allow_decoder_batch_stats, learned_pos,
 /// share_all_embeddings, share_decoder_input_output_embed, max_source_positions, max_target_positions.
 /// Defaults: the `multi30k` config (pre-norm 256/1024/4 heads, 3 + 3 layers, dropout 0.3).
 std::vector<OptionSpec> transformer_settings();

@@ -1,0 +1,95 @@
+// `normlab reproduce xu2019`: Xu et al. 2019, Tables 1-4 and Figures 1-3, every column that exists at
+// CPU scale (mt on Multi30k, lm on tiny-shakespeare, cls on RT and SST-5, MNIST, parse on UD-EWT) ×
+// the seven LayerNorm-family variants × --seeds, through the experiment runner (finished runs are not
+// redone; results.md, results.json and the figures are rewritten after every run). The columns, the
+// paper's numbers and the table shapes live in report/xu2019_report.h.
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/command_registry.h"
+#include "common/experiment_flags.h"
+#include "engine/experiment.h"
+#include "report/atomic_file.h"
+#include "report/xu2019_report.h"
+
+namespace nlapp {
+namespace {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct XuArgs {
+  ExperimentFlags flags;
+  std::vector<std::string> tasks = xu2019_task_keys();
+  XuPaths paths;
+};
+
+void write_outputs(const fs::path& out, const XuArgs& a, const std::vector<XuColumn>& cols, const std::vector<RunRecord>& rec) {
+  json runs = json::array();
+  for (const auto& r : rec) {
+    json j = r.result.is_null() ? json::object() : r.result;
+    j["label"] = r.run.label;
+    j["tags"] = r.run.tags;
+    j["status"] = status_name(r.status);
+    if (!r.message.empty()) j["message"] = r.message;
+    runs.push_back(j);
+  }
+  write_file_atomic(out / "results.json", json{{"experiment", "xu2019"}, {"seeds", a.flags.seeds}, {"runs", runs}}.dump(2) + "\n");
+  write_xu2019_figures(out, cols, rec);
+  write_file_atomic(out / "results.md", format_xu2019_report(cols, rec, "Setup: " + describe_budget(a.flags) + "."));
+}
+
+void run(const XuArgs& a) {
+  std::vector<XuColumn> cols = xu2019_columns(a.paths);
+  std::vector<ExperimentRun> runs;
+  for (int seed = 1; seed <= a.flags.seeds; ++seed)
+    for (const auto& c : cols) {
+      if (c.key.empty() || std::find(a.tasks.begin(), a.tasks.end(), c.key) == a.tasks.end()) continue;
+      for (const auto& v : xu2019_variants()) {
+        json o = c.overrides;
+        o["norm"] = v;
+        o["seed"] = seed;
+        runs.push_back({c.key + "/" + v + "-seed" + std::to_string(seed), c.task, c.config, o,
+                        {{"column", c.key}, {"variant", v}, {"seed", seed}}});
+      }
+    }
+  // Columns not asked for are shown as not run.
+  for (auto& c : cols)
+    if (!c.key.empty() && std::find(a.tasks.begin(), a.tasks.end(), c.key) == a.tasks.end()) {
+      c.not_run = "not run: left out by --tasks";
+      c.key.clear();
+    }
+  ExperimentOptions opt;
+  opt.out = a.flags.out;
+  opt.budget = experiment_budget(a.flags);
+  opt.set = experiment_set(a.flags);
+  opt.on_update = [&](const std::vector<RunRecord>& rec) { write_outputs(opt.out, a, cols, rec); };
+  const auto rec = run_experiment(runs, opt);
+  std::ifstream md(opt.out / "results.md");
+  std::cout << "\n" << md.rdbuf() << "\nwritten: " << opt.out.string() << "/results.{md,json}, figure1-3 SVGs, runs/\n";
+  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
+}
+
+void setup(CLI::App& app) {
+  CLI::App* rep = app.get_subcommand("reproduce");
+  auto* sub = rep->add_subcommand("xu2019",
+                                  "Xu et al. 2019 Tables 1-4 and Figures 1-3: every CPU-scale column x the seven LayerNorm "
+                                  "variants x seeds (resumes; docs/reproduce.md)");
+  auto a = std::make_shared<XuArgs>();
+  add_experiment_flags(sub, a->flags, "results/xu2019");
+  std::string keys;
+  for (const auto& k : xu2019_task_keys()) keys += (keys.empty() ? "" : ", ") + k;
+  sub->add_option("--tasks", a->tasks, "Columns to run, comma-separated (default all: " + keys + ")")
+      ->delimiter(',')
+      ->check(CLI::IsMember(xu2019_task_keys()));
+  sub->add_option("--data-root", a->paths.data_root, "Folder of the shared raw data (MNIST, UD-EWT)")->capture_default_str();
+  sub->add_option("--data-bin", a->paths.data_bin,
+                  "Folder of the corpora `normlab data prepare` wrote (multi30k, rt, sst5)")
+      ->capture_default_str();
+  sub->callback([a] { run(*a); });
+}
+
+CommandRegistrar reg{{"reproduce-xu2019", 22, setup}};
+}  // namespace
+}  // namespace nlapp

@@ -1,0 +1,40 @@
+#pragma once
+// The flags every multi-task `normlab reproduce <paper>` command shares: seeds, output folder and the
+// run budget passed through to every run (--max-update / --max-epoch for CPU-scale smoke runs,
+// --threads, --quiet).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+namespace nlapp {
+
+/// Values of the shared flags.
+struct ExperimentFlags {
+  int seeds = 1;
+  std::string out;
+  int64_t max_update = -1;  ///< -1: each config's own
+  int64_t max_epoch = -1;   ///< -1: each config's own
+  int threads = 1;
+  bool quiet = false;
+  std::vector<std::string> set;  ///< --set KEY=VALUE texts
+};
+
+/// Adds --seeds, --out (default `default_out`), --max-update, --max-epoch, --threads, --quiet and
+/// --set KEY=VALUE (repeatable) to `cmd`.
+void add_experiment_flags(CLI::App* cmd, ExperimentFlags& f, const std::string& default_out);
+
+/// The settings applied to every run: max_update / max_epoch when given, threads, quiet.
+nlohmann::json experiment_budget(const ExperimentFlags& f);
+
+/// The --set texts as key → value ("max-len-b" and "max_len_b" both name max_len_b). Throws
+/// std::invalid_argument for a text without '=' or with an empty key.
+std::map<std::string, std::string> experiment_set(const ExperimentFlags& f);
+
+/// "budget: at most N updates and M epoch(s) per run" or "budget: each config's own run length", and the seeds.
+std::string describe_budget(const ExperimentFlags& f);
+
+}  // namespace nlapp

@@ -1,0 +1,215 @@
+#include "engine/experiment.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/task_cli.h"
+#include "engine/task_registry.h"
+#include "engine/trainer.h"
+#include "report/atomic_file.h"
+#include "report/progress.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string status_name(RunStatus s) {
+  switch (s) {
+    case RunStatus::Pending: return "pending";
+    case RunStatus::Done: return "done";
+    case RunStatus::Diverged: return "diverged";
+    case RunStatus::NotBuilt: return "not built";
+    case RunStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+double RunRecord::test_metric(const std::string& metric) const {
+  if (status != RunStatus::Done || !result.contains("test")) return std::nan("");
+  const json& t = result["test"];
+  return t.contains(metric) && t[metric].is_number() ? t[metric].get<double>() : std::nan("");
+}
+
+std::string RunRecord::data() const { return result.is_object() ? result.value("data", "") : ""; }
+
+TaskFactory registry_task_factory() {
+  return [](const std::string& name) -> std::unique_ptr<Task> {
+    for (const auto& e : task_registry())
+      if (e.name == name) return e.make();
+    return nullptr;
+  };
+}
+
+json experiment_settings(const Task& task, const ExperimentRun& run, const ExperimentOptions& opt) {
+  const OptionSchema schema = task_schema(task);
+  const std::string where = "run '" + run.label + "' (task " + run.task + ")";
+  json s = resolve_task_settings(task, run.config, {});
+  const json over = schema.check_config(run.overrides, where + " overrides"),
+             budget = schema.check_config(opt.budget, where + " budget");
+  for (const auto& [k, v] : over.items()) s[k] = v;
+  for (const auto& [k, v] : budget.items()) s[k] = v;
+  for (const auto& [k, text] : opt.set)
+    if (const OptionSpec* spec = schema.find(k)) s[k] = parse_flag_value(*spec, text);
+  s["out"] = (opt.out / "runs" / run.label).string();
+  s["resume"] = true;
+  return s;
+}
+
+bool same_experiment(const json& a, const json& b) {
+  static const std::set<std::string> volatile_keys = {"out", "resume", "quiet", "threads", "detect_anomaly"};
+  auto strip = [](json j) {
+    if (!j.is_object()) return j;
+    for (const auto& k : volatile_keys) j.erase(k);
+    return j;
+  };
+  return strip(a) == strip(b);
+}
+
+namespace {
+
+// The run's earlier results.json when it belongs to the same experiment; null otherwise.
+json finished_result(const fs::path& folder, const json& settings) {
+  const fs::path p = folder / "results.json";
+  std::ifstream in(p);
+  if (!in) return nullptr;
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("settings") || !same_experiment(j["settings"], settings)) return nullptr;
+  return j;
+}
+
+// A task and the key of its data (the settings without the run-specific ones), for the check at the start.
+std::string data_key(const std::string& task, json s) {
+  for (const char* k : {"norm", "seed", "out", "resume", "quiet", "threads", "max_update", "max_epoch", "C"}) s.erase(k);
+  return task + " " + s.dump();
+}
+
+}  // namespace
+
+std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, const ExperimentOptions& opt) {
+  std::ostream& log = opt.log ? *opt.log : std::cout;
+  const TaskFactory make = opt.make_task ? opt.make_task : registry_task_factory();
+  std::set<std::string> labels;
+  for (const auto& r : runs)
+    if (r.label.empty() || !labels.insert(r.label).second)
+      throw std::invalid_argument("experiment: run label '" + r.label + "' is " + (r.label.empty() ? "empty" : "used twice") +
+                                  "; every run needs its own label (its folder name)");
+
+  // One task object per task name; settings of every run resolved before any training.
+  std::map<std::string, std::unique_ptr<Task>> tasks;
+  std::vector<RunRecord> rec(runs.size());
+  std::vector<json> settings(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    rec[i].run = runs[i];
+    rec[i].folder = opt.out / "runs" / runs[i].label;
+    auto it = tasks.find(runs[i].task);
+    if (it == tasks.end()) it = tasks.emplace(runs[i].task, make(runs[i].task)).first;
+    if (!it->second) {
+      rec[i].status = RunStatus::NotBuilt;
+      rec[i].message = "task '" + runs[i].task + "' is not built into this normlab binary (normlab train --help lists the tasks)";
+      continue;
+    }
+    settings[i] = experiment_settings(*it->second, runs[i], opt);
+    json done = finished_result(rec[i].folder, settings[i]);
+    if (!done.is_null()) {
+      rec[i].reused = true;
+      rec[i].result = done;
+      const bool div = done.value("diverged", false);
+      rec[i].status = div ? RunStatus::Diverged : RunStatus::Done;
+      if (div) rec[i].message = done.value("error", "");
+    }
+  }
+  for (const auto& [k, text] : opt.set) {
+    bool known = false;
+    for (const auto& [name, t] : tasks) known = known || (t && task_schema(*t).find(k));
+    if (!known)
+      throw std::invalid_argument("--set " + k + "=" + text + ": no task of this experiment has a setting '" + k +
+                                  "' (normlab train TASK --help lists a task's settings, with '_' written as '-')");
+  }
+  // Every data set the pending runs need, loaded once now: a missing one stops the experiment here.
+  std::set<std::string> checked;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (rec[i].status != RunStatus::Pending || !checked.insert(data_key(runs[i].task, settings[i])).second) continue;
+    try {
+      tasks.at(runs[i].task)->setup(settings[i]);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("experiment run '" + runs[i].label + "' (task " + runs[i].task +
+                               (runs[i].config.empty() ? "" : ", config " + runs[i].config) + "): " + e.what());
+    }
+  }
+
+  size_t reused = 0, not_built = 0;
+  for (const auto& r : rec) reused += r.reused, not_built += r.status == RunStatus::NotBuilt;
+  log << "experiment: " << runs.size() << " run(s) into " << opt.out.string() << "; " << reused << " already finished"
+      << (not_built ? ", " + std::to_string(not_built) + " not built" : "") << "\n";
+  std::map<std::string, size_t> unbuilt;  // task → its runs
+  for (const auto& r : rec)
+    if (r.status == RunStatus::NotBuilt) ++unbuilt[r.run.task];
+  for (const auto& [name, n] : unbuilt)
+    log << "  not built: " << n << " run(s) of task '" << name << "', which is not built into this normlab binary\n";
+  if (opt.on_update) opt.on_update(rec);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t trained = 0, pending = 0;
+  for (const auto& r : rec) pending += r.status == RunStatus::Pending;
+  double trained_s = 0;
+  size_t index = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ++index;
+    if (rec[i].status != RunStatus::Pending) continue;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double eta = trained ? trained_s / (double)trained * (double)(pending - trained) : std::nan("");
+    log << "[run " << index << " of " << runs.size() << "] " << runs[i].label << "  elapsed " << format_hms(elapsed)
+        << "  eta " << format_hms(eta) << "\n"
+        << std::flush;
+    Task& task = *tasks.at(runs[i].task);
+    const json& s = settings[i];
+    const auto r0 = std::chrono::steady_clock::now();
+    try {
+      task.setup(s);
+      Trainer(task, s).run();  // writes <folder>/results.json
+      std::ifstream in(rec[i].folder / "results.json");
+      rec[i].result = json::parse(in);
+      rec[i].status = RunStatus::Done;
+    } catch (const TrainingDiverged& e) {
+      rec[i].status = RunStatus::Diverged;
+      rec[i].message = e.what();
+      rec[i].result = {{"settings", s}, {"diverged", true}, {"error", e.what()}, {"update", e.update},
+                       {"task", runs[i].task}, {"data", task.data_summary()}};
+      write_file_atomic(rec[i].folder / "results.json", rec[i].result.dump(2) + "\n");
+      log << "  " << runs[i].label << " diverged: " << e.what() << "\n";
+    } catch (const std::exception& e) {
+      rec[i].status = RunStatus::Failed;
+      rec[i].message = e.what();
+      log << "  " << runs[i].label << " failed: " << e.what() << "\n";
+    }
+    rec[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+    trained_s += rec[i].seconds;
+    ++trained;
+    if (opt.on_update) opt.on_update(rec);
+  }
+  size_t failed = 0;
+  for (const auto& r : rec) failed += r.status == RunStatus::Failed;
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log << "experiment: " << trained << " run(s) trained in " << format_hms(total) << ", " << reused << " reused, "
+      << not_built << " not built" << (failed ? ", " + std::to_string(failed) + " failed" : "") << "\n";
+  return rec;
+}
+
+std::string failed_runs_error(const std::vector<RunRecord>& records) {
+  std::string msg;
+  size_t n = 0;
+  for (const auto& r : records)
+    if (r.status == RunStatus::Failed) {
+      ++n;
+      msg += "\n  " + r.run.label + ": " + r.message;
+    }
+  if (!n) return "";
+  return std::to_string(n) + " run(s) failed (the tables show them as failed; rerun the same command to retry them):" + msg;
+}
+
+}  // namespace nlapp

@@ -1,0 +1,107 @@
+#pragma once
+// The one experiment runner of every `normlab reproduce ...` command: a list of runs (task name,
+// config, settings overrides, label), each trained by the one Trainer in its own folder
+// <out>/runs/<label>/ (config.json, metrics.jsonl, checkpoints, results.json).
+//   - A run whose results.json exists with the same settings is not redone (loaded instead); one
+//     interrupted mid-way continues from its checkpoint_last (every run is started with --resume),
+//     and one whose run length (--max-update / --max-epoch) was raised trains on from where it stopped.
+//   - A run that diverges (TrainingDiverged) is recorded as such in its results.json and not redone.
+//   - A run that fails otherwise (an error of its task or the Trainer, e.g. settings its model rejects or
+//     a resume whose settings differ) is recorded as "failed" with the error, the others go on, and it is
+//     tried again next time (failed_runs_error() turns the failures into one error for the command).
+//   - A task that is not registered in this binary (e.g. one being written on another branch) makes
+//     its runs "not built": reported, never a crash; the other runs go on.
+//   - Before the first run every distinct (task, data) pair is set up once, so a missing data set is a
+//     clear error at the start instead of after hours of training.
+//   - An overall progress line per run (run i of N, elapsed, ETA from the runs trained so far), and a
+//     callback after every run so the command rewrites its tables.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/task.h"
+
+namespace nlapp {
+
+/// One run of an experiment.
+struct ExperimentRun {
+  std::string label;   ///< unique within the experiment; the folder <out>/runs/<label> ('/' makes sub-folders)
+  std::string task;    ///< task registry name, e.g. "mt"
+  std::string config;  ///< config name or path ("" = apps/configs/<task>/default.json or built-in defaults)
+  nlohmann::json overrides = nlohmann::json::object();  ///< settings applied after the config (checked by the schema)
+  nlohmann::json tags = nlohmann::json::object();       ///< free-form facts for the tables (column, variant, seed)
+};
+
+/// Where a run stands.
+enum class RunStatus { Pending, Done, Diverged, NotBuilt, Failed };
+
+/// "pending", "done", "diverged", "not built" or "failed".
+std::string status_name(RunStatus s);
+
+/// The outcome of one run.
+struct RunRecord {
+  ExperimentRun run;
+  RunStatus status = RunStatus::Pending;
+  /// Done: the run's results.json (RunResult::to_json() plus task, data, metric, ...). Diverged: its
+  /// settings and error. Pending / NotBuilt: empty.
+  nlohmann::json result;
+  std::string message;   ///< Diverged / NotBuilt / Failed: why, in words
+  bool reused = false;   ///< finished before this process started (loaded, not redone)
+  double seconds = 0;    ///< wall time of this process's training of the run (0 when reused)
+  std::filesystem::path folder;
+
+  /// result["test"][metric], or NaN when absent (pending, diverged, not built, metric not reported).
+  double test_metric(const std::string& metric) const;
+  /// result["data"] (the task's data_summary), or "".
+  std::string data() const;
+};
+
+/// Makes a task by registry name; returns nullptr when no such task is registered.
+using TaskFactory = std::function<std::unique_ptr<Task>(const std::string&)>;
+
+/// Settings of an experiment.
+struct ExperimentOptions {
+  std::filesystem::path out = "results/experiment";
+  /// Applied to every run after its overrides (e.g. {"max_update": 20, "max_epoch": 1} for a smoke run).
+  nlohmann::json budget = nlohmann::json::object();
+  /// Raw `--set KEY=VALUE` texts, applied last to every run whose task has setting KEY (parsed by that
+  /// task's schema, e.g. {"beam": "1"} shortens the MT test decoding of a smoke run); a key that no
+  /// registered task of the experiment has is an error.
+  std::map<std::string, std::string> set;
+  std::ostream* log = nullptr;  ///< progress lines (nullptr: std::cout)
+  /// Called after the existing results are loaded and after every run, with all records so far
+  /// (what the command uses to rewrite its tables).
+  std::function<void(const std::vector<RunRecord>&)> on_update;
+  /// Task lookup; default: the task registry (registry_task_factory()).
+  TaskFactory make_task;
+};
+
+/// The task registry as a TaskFactory (nullptr for an unregistered name).
+TaskFactory registry_task_factory();
+
+/// The resolved settings of `run` for `task`: defaults ← config ← run.overrides ← opt.budget ← the
+/// opt.set keys the task has, then "out" = the run's folder and "resume" = true. Throws std::invalid_argument naming the run's label
+/// and the bad setting (unknown key, wrong type, out of range), std::runtime_error for a missing config.
+nlohmann::json experiment_settings(const Task& task, const ExperimentRun& run, const ExperimentOptions& opt);
+
+/// The settings of two runs are the same experiment: equal on every key except those that only
+/// change where and how a run prints or resumes (out, resume, quiet, threads, detect_anomaly).
+bool same_experiment(const nlohmann::json& a, const nlohmann::json& b);
+
+/// Runs every run in order as the file comment describes and returns their records (same order).
+/// Throws std::invalid_argument on duplicate labels, bad overrides or an unknown --set key, std::runtime_error from a task's
+/// setup (a missing data set, naming the run and the fix), both before any training.
+std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, const ExperimentOptions& opt);
+
+/// "" when no record failed; otherwise one message naming every failed run and its error (what a
+/// command throws after writing its tables, so that it exits with an error).
+std::string failed_runs_error(const std::vector<RunRecord>& records);
+
+}  // namespace nlapp

@@ -1,0 +1,207 @@
+#include "report/xu2019_report.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "nn/norm/factory.h"
+#include "report/plot_svg.h"
+#include "tasks/cls/cls_task.h"
+#include "tasks/mnist.h"
+#include "tasks/mt/mt_task.h"
+#include "tasks/parse/parse_task.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::vector<XuColumn> xu2019_columns(const XuPaths& p) {
+  const std::string root = p.data_root, bin = p.data_bin;
+  std::vector<XuColumn> c;
+  c.push_back({"en-de", "En-De BLEU (+)", "WMT14 En-De, transformer_wmt_en_de_big_t2t (12 layers)", true, "mt",
+               "Multi30k En→De", "mt", "multi30k", {{"data", bin + "/multi30k"}}, "bleu", ""});
+  c.push_back({"de-en", "De-En BLEU (+)", "IWSLT14 De-En, transformer_iwslt_de_en (12 layers)", true, "", "", "", "", json::object(),
+               "bleu", "not run: only the IWSLT14 valid/test sets are in ../shared/data (no training data)"});
+  c.push_back({"en-vi", "En-Vi BLEU (+)", "IWSLT15 En-Vi, transformer_wmt_en_de (12 layers)", true, "", "", "", "", json::object(),
+               "bleu", "not run: only tst2012/tst2013 are in ../shared/data (no training data)"});
+  c.push_back({"enwiki8", "Enwiki8 BPC (−)", "Enwiki8, 12-layer Transformer-XL d 512", false, "lm", "tiny-shakespeare (stands in for Enwiki8)",
+               "lm", "tinyshakespeare", json::object(), "bpc", ""});
+  c.push_back({"rt", "RT acc (+)", "RT, 4-layer Transformer encoder", true, "rt", "RT (seeded 8,608/964/1,089 split)", "cls", "rt",
+               {{"data", bin + "/rt"}}, "acc", ""});
+  c.push_back({"sst5", "SST5 acc (+)", "SST-5, 4-layer Transformer encoder", true, "sst5", "SST-5", "cls", "sst5",
+               {{"data", bin + "/sst5"}}, "acc", ""});
+  c.push_back({"mnist", "MNIST acc (+)", "MNIST, 3-layer CNN, 20 epochs", true, "mnist", "MNIST", "mnist", "default",
+               {{"data", root + "/mnist"}}, "acc", ""});
+  c.push_back({"ptb", "PTB UAS (+)", "PTB WSJ §23, Chen & Manning MLP parser", true, "parse", "UD English EWT (stands in for PTB)",
+               "parse", "ud-ewt", {{"data", root + "/ud-english-ewt"}}, "uas", ""});
+  return c;
+}
+
+std::vector<std::string> xu2019_task_keys() { return {"mt", "lm", "rt", "sst5", "mnist", "parse"}; }
+
+double xu2019_paper(const std::string& column, const std::string& v) {
+  if (column == "en-de" || column == "de-en" || column == "en-vi") return paper_mt_bleu(v, column);
+  if (column == "rt" || column == "sst5") return paper_cls_accuracy(v, column);
+  if (column == "mnist") return paper_mnist_accuracy(v);
+  if (column == "ptb") return paper_parse_uas(v);
+  if (column == "enwiki8") {
+    // Tables 1-4, Enwiki8 BPC (the lm task is written on another branch; its numbers live here).
+    static const std::map<std::string, double> t = {{"none", 1.04},        {"layernorm", 1.07},       {"layernorm-simple", 1.07},
+                                                    {"detachnorm", 1.12},  {"detach-mean", 1.07},     {"detach-variance", 1.10},
+                                                    {"adanorm", 1.07}};
+    auto it = t.find(v);
+    return it == t.end() ? std::nan("") : it->second;
+  }
+  return std::nan("");
+}
+
+bool xu2019_paper_diverged(const std::string& column, const std::string& v) {
+  return column == "en-de" && (v == "none" || v == "detachnorm" || v == "detach-variance");
+}
+
+std::string xu2019_row_label(const std::string& v) {
+  static const std::map<std::string, std::string> l = {
+      {"none", "w/o Norm"},        {"layernorm", "LayerNorm"},     {"layernorm-simple", "LayerNorm-simple"},
+      {"detachnorm", "DetachNorm"}, {"detach-mean", "Detach Mean"}, {"detach-variance", "Detach Variance"},
+      {"adanorm", "AdaNorm"}};
+  auto it = l.find(v);
+  return it == l.end() ? v : it->second;
+}
+
+const std::vector<XuTable>& xu2019_tables() {
+  static const std::vector<XuTable> t = {
+      {"Table 1", "The bias and gain do not work on six out of eight datasets.", {"none", "layernorm", "layernorm-simple"}, false},
+      {"Table 2 (top)", "The effect of forward normalization: DetachNorm vs w/o Norm.", {"none", "detachnorm"}, true},
+      {"Table 2 (bottom)", "The effect of the derivatives of the mean and variance: LayerNorm-simple vs DetachNorm.",
+       {"detachnorm", "layernorm-simple"}, true},
+      {"Table 3", "The derivative of variance is more important than that of mean for deeper networks.",
+       {"layernorm-simple", "detach-mean", "detach-variance"}, false},
+      {"Table 4", "Results of LayerNorm and AdaNorm.", {"none", "layernorm", "layernorm-simple", "adanorm"}, false},
+  };
+  return t;
+}
+
+std::vector<std::string> xu2019_variants() { return nl::layernorm_family_names(); }
+
+namespace {
+std::vector<PaperColumn> paper_columns(const std::vector<XuColumn>& columns) {
+  std::vector<PaperColumn> pc;
+  for (const auto& c : columns)
+    pc.push_back({c.id, c.paper_title + " · ours: " + (c.key.empty() ? "not run" : c.ours), c.higher_is_better, c.metric == "bpc" ? 3 : 2});
+  return pc;
+}
+
+PaperCell cell(const XuColumn& col, const std::string& v, const std::vector<RunRecord>& records) {
+  PaperCell c;
+  c.paper = xu2019_paper(col.id, v);
+  if (xu2019_paper_diverged(col.id, v)) c.paper_text = "Diverge";
+  if (col.key.empty()) {
+    c.status = "not run";
+    return c;
+  }
+  int pending = 0, failed = 0;
+  for (const auto& r : records) {
+    if (r.run.tags.value("column", "") != col.key || r.run.tags.value("variant", "") != v) continue;
+    if (r.status == RunStatus::NotBuilt) c.status = "not built";
+    if (r.status == RunStatus::Pending) ++pending;
+    if (r.status == RunStatus::Failed) ++failed;
+    if (r.status == RunStatus::Diverged) ++c.diverged;
+    if (r.status == RunStatus::Done) {
+      double x = r.test_metric(col.metric);
+      if (std::isnan(x)) x = r.test_metric(r.result.value("metric", col.metric));
+      c.ours.push_back(x);
+    }
+  }
+  if (c.status.empty() && c.ours.empty() && !c.diverged && (pending || failed)) c.status = failed ? "failed" : "pending";
+  return c;
+}
+}  // namespace
+
+std::vector<PaperRow> xu2019_rows(const XuTable& table, const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records) {
+  std::vector<PaperRow> rows;
+  for (const auto& v : table.variants) {
+    PaperRow r{xu2019_row_label(v), {}};
+    for (const auto& col : columns) r.cells[col.id] = cell(col, v, records);
+    rows.push_back(r);
+  }
+  if (table.improvement && rows.size() >= 2)
+    rows.push_back(improvement_row("Improvement", rows.front(), rows.back(), paper_columns(columns)));
+  return rows;
+}
+
+std::string format_xu2019_report(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records, const std::string& setup) {
+  std::ostringstream md;
+  md << "# Xu et al. 2019, Tables 1-4 at CPU scale\n\n"
+     << setup << "\n\nEach cell: ours, mean ± std over the seeds that finished (test metric of the task's checkpoint "
+     << "selection), then the paper's number. Ours run smaller models on smaller or other data sets (named in each header "
+     << "and listed below): compare the ordering of the rows, not the numbers.\n\n";
+  const auto pc = paper_columns(columns);
+  for (const auto& t : xu2019_tables()) {
+    md << "## " << t.name << "\n\n" << t.caption << "\n\n";
+    md << format_paper_table("Models", pc, xu2019_rows(t, columns, records)) << "\n";
+  }
+  md << "## Data of each column\n\n";
+  for (const auto& c : columns) {
+    std::string data;
+    for (const auto& r : records)
+      if (r.run.tags.value("column", "") == c.key && !r.data().empty()) {
+        data = r.data();
+        break;
+      }
+    md << "- **" << c.paper_title << "**: paper: " << c.paper_data << "; ours: ";
+    if (c.key.empty())
+      md << c.not_run;
+    else
+      md << c.ours << " (task `" << c.task << "`, config `" << c.config << "`)" << (data.empty() ? "" : ": " + data);
+    md << "\n";
+  }
+  md << "\nFigures (seed 1; train loss per update and the validation metric per epoch): figure1-*.svg (LayerNorm vs "
+        "LayerNorm-simple), figure2-*.svg (LayerNorm-simple vs DetachNorm), figure3-*.svg (LayerNorm vs AdaNorm).\n";
+  return md.str();
+}
+
+std::vector<std::string> write_xu2019_figures(const fs::path& out, const std::vector<XuColumn>& columns,
+                                              const std::vector<RunRecord>& records) {
+  struct Fig {
+    int n;
+    std::vector<std::string> variants, keys;
+  };
+  const std::vector<Fig> figs = {{1, {"layernorm", "layernorm-simple"}, {"mt", "lm"}},
+                                 {2, {"layernorm-simple", "detachnorm"}, {"mt"}},
+                                 {3, {"layernorm", "adanorm"}, {"mt", "parse"}}};
+  std::vector<std::string> files;
+  for (const auto& f : figs)
+    for (const auto& key : f.keys) {
+      const XuColumn* col = nullptr;
+      for (const auto& c : columns)
+        if (c.key == key) col = &c;
+      if (!col) continue;
+      std::vector<Series> train, valid;
+      std::string valid_metric = "metric";
+      for (const auto& v : f.variants) {
+        Series st{xu2019_row_label(v), {}, {}}, sv{xu2019_row_label(v), {}, {}};
+        for (const auto& r : records) {
+          if (r.status != RunStatus::Done || r.run.tags.value("column", "") != key || r.run.tags.value("variant", "") != v ||
+              r.run.tags.value("seed", 0) != 1)
+            continue;
+          valid_metric = r.result.value("metric", valid_metric);
+          for (const auto& p : r.result["train_loss"]) st.x.push_back(p[0].get<double>()), st.y.push_back(p[1].get<double>());
+          for (const auto& p : r.result["valid_curve"]) sv.x.push_back(p[0].get<double>()), sv.y.push_back(p[1].get<double>());
+        }
+        train.push_back(st);
+        valid.push_back(sv);
+      }
+      const std::string base = "figure" + std::to_string(f.n) + "-" + key;
+      write_line_chart(out / (base + "-train.svg"), {"Figure " + std::to_string(f.n) + ": training loss, " + col->ours, "update", "train loss", true},
+                       train);
+      write_line_chart(out / (base + "-valid.svg"),
+                       {"Figure " + std::to_string(f.n) + ": validation " + valid_metric + ", " + col->ours, "epoch", "valid " + valid_metric},
+                       valid);
+      files.push_back(base + "-train.svg");
+      files.push_back(base + "-valid.svg");
+    }
+  return files;
+}
+
+}  // namespace nlapp

@@ -1,0 +1,70 @@
+// The reproduce commands through the `normlab` binary: `reproduce mnist` on the experiment runner
+// trains tiny real runs once and reuses them on a second call; `reproduce xu2019` lists an unbuilt task
+// as "not built" in its tables instead of failing, and names a missing data set before any training.
+#include <catch2/catch.hpp>
+
+#include "cli_util.h"
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "engine/task_registry.h"
+#include "tasks/mnist.h"
+#include "test_paths.h"
+
+namespace fs = std::filesystem;
+using nltest::run_cli;
+using Catch::Matchers::Contains;
+
+namespace {
+fs::path temp_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("normlab-reproduce-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p;
+}
+std::string read(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+}  // namespace
+
+TEST_CASE("reproduce mnist: tiny runs train once and are reused on a second call", "[e2e][experiment]") {
+  NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
+  const fs::path out = temp_dir("mnist");
+  const std::string cmd = "reproduce mnist --variants layernorm,none --max-update 3 --quiet --out " + out.string();
+  auto [rc, text] = run_cli(cmd);
+  INFO(text);
+  REQUIRE(rc == 0);
+  CHECK_THAT(text, Contains("[run 1 of 2] layernorm-seed1") && Contains("[run 2 of 2] none-seed1"));
+  CHECK(fs::exists(out / "runs" / "none-seed1" / "checkpoint_last.safetensors"));
+  const std::string md = read(out / "results.md");
+  CHECK_THAT(md, Contains("| layernorm") && Contains("99.13"));  // the paper's LayerNorm accuracy beside ours
+  auto [rc2, text2] = run_cli(cmd);
+  INFO(text2);
+  CHECK(rc2 == 0);
+  CHECK_THAT(text2, Contains("2 already finished") && !Contains("[run "));
+  CHECK(read(out / "results.md") == md);
+  fs::remove_all(out);
+}
+
+TEST_CASE("reproduce xu2019: an unbuilt task is listed as not built and missing data stops the start", "[e2e][experiment]") {
+  const fs::path out = temp_dir("xu");
+  const auto names = nlapp::task_names();
+  if (std::find(names.begin(), names.end(), "lm") == names.end()) {
+    auto [rc, text] = run_cli("reproduce xu2019 --tasks lm --max-update 1 --out " + out.string());
+    INFO(text);
+    CHECK(rc == 0);
+    CHECK_THAT(text, Contains("not built: 7 run(s) of task 'lm'"));
+    CHECK_THAT(read(out / "results.md"), Contains("not built (paper 1.07)") && Contains("tiny-shakespeare"));
+  }
+  auto [rc, text] = run_cli("reproduce xu2019 --tasks rt --max-update 1 --data-bin /nonexistent/bin --out " + out.string());
+  INFO(text);
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("experiment run 'rt/none-seed1' (task cls, config rt)") && Contains("/nonexistent/bin/rt"));
+  CHECK_FALSE(fs::exists(out / "runs" / "rt"));
+  auto [rc3, text3] = run_cli("reproduce xu2019 --tasks nope");
+  CHECK(rc3 != 0);
+  CHECK_THAT(text3, Contains("--tasks") && Contains("nope"));
+  fs::remove_all(out);
+}
