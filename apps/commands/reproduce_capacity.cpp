@@ -79,7 +79,7 @@ void run(const CapacityArgs& a) {
   json runs = json::array();
   std::ostringstream md;
   std::vector<Series> curves, h_curves;
-  md << "# Ni et al. 2024: capacity of LN-Nets on random labels (slides' Figure, panels a-b)\n\n"
+  md << "# Ni et al. 2024: capacity of LN-Nets on random labels (slides' Figure, panels a-d)\n\n"
      << "Training accuracy (%) of the weights with the best training accuracy, evaluated on the whole training "
         "subset in eval mode; mean ± std over " << a.seeds << " seed(s). Shape: width " << width << ", depth "
      << base.at("depth") << " (Linear -> norm blocks, no activation) + a Linear read-out; optimizer "

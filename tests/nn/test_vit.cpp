@@ -65,7 +65,7 @@ TEST_CASE("vit: the logits depend on the image through the class token only afte
   for (size_t i = 0; i < ya.size(); ++i) diff = std::max(diff, std::abs(ya[i] - yb[i]));
   CHECK(diff > 1e-4);
   // batching does not mix images (layernorm: per token)
-  const auto yab = vals(v(Variable(cat({a, b}, 0))).data());
+  const auto yab = vals(v(Variable(cat(std::vector<Tensor>{a, b}, 0))).data());
   for (size_t i = 0; i < ya.size(); ++i) CHECK(yab[i] == Approx(ya[i]).margin(1e-5));
 }
 
