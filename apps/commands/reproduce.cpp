@@ -2,6 +2,7 @@
 // runner (engine/experiment.h: finished runs are not redone, an interrupted one resumes from its
 // checkpoint); writes results.json, results.md (the paper's column beside ours) and SVG curves into
 // --out, rewritten after every run.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -22,9 +23,55 @@ namespace fs = std::filesystem;
 
 struct ReproduceArgs {
   int seeds = 1;
-  std::vector<std::string> variants = nl::layernorm_family_names();
+  std::vector<std::string> variants;  ///< empty: the LayerNorm family of Xu et al. that the task's --norm takes
   std::string out;
 };
+
+// The task's --norm choices (the factory registry's list that the task offers).
+std::vector<std::string> task_norm_choices(const Task& task) {
+  for (const auto& o : task.settings())
+    if (o.key == "norm") return o.choices;
+  throw std::invalid_argument("reproduce " + task.info().name + ": the task has no --norm setting, so it has no norm "
+                              "variants to run");
+}
+
+// The variants to run: checked against the task's --norm choices (names are canonical: "ln-g" -> "lng");
+// lng / groupnorm need --groups > 1, else they are layernorm itself.
+std::vector<std::string> checked_variants(const Task& task, const json& settings, const std::vector<std::string>& asked) {
+  const std::vector<std::string> choices = task_norm_choices(task);
+  auto offered = [&](const std::string& n) { return std::find(choices.begin(), choices.end(), n) != choices.end(); };
+  std::vector<std::string> v;
+  if (asked.empty()) {
+    for (const auto& n : nl::layernorm_family_names())
+      if (offered(n)) v.push_back(n);
+    return v;
+  }
+  for (const auto& a : asked) {
+    const std::string n = nl::canonical_norm_name(a);
+    if (!offered(n)) {
+      std::string list;
+      for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+      throw std::invalid_argument("--variants: task " + task.info().name + " has no norm '" + a + "' (its --norm takes: " +
+                                  list + ")");
+    }
+    const auto& keys = nl::norm_option_keys(n);
+    if (std::find(keys.begin(), keys.end(), "groups") != keys.end() && settings.value("groups", int64_t{1}) == 1)
+      throw std::invalid_argument("--variants " + n + " with --groups 1 is layernorm itself: pass --groups G (G > 1 "
+                                  "dividing the width of every norm slot, e.g. --groups 8 for d_model 256)");
+    v.push_back(n);
+  }
+  return v;
+}
+
+// "lng, groupnorm: G = 8 groups. " when a variant takes --groups, else "".
+std::string grouped_note(const std::vector<std::string>& variants, const json& settings) {
+  std::string names;
+  for (const auto& v : variants) {
+    const auto& keys = nl::norm_option_keys(v);
+    if (std::find(keys.begin(), keys.end(), "groups") != keys.end()) names += (names.empty() ? "" : ", ") + v;
+  }
+  return names.empty() ? "" : names + ": G = " + settings.value("groups", json(1)).dump() + " groups. ";
+}
 
 // results.json, results.md and the two SVG charts from the records so far.
 void write_results(TaskInvocation& inv, const ReproduceArgs& a, const fs::path& out, const std::vector<RunRecord>& all) {
@@ -86,7 +133,7 @@ void write_results(TaskInvocation& inv, const ReproduceArgs& a, const fs::path& 
      << " seed(s), " << s["optimizer"].get<std::string>() << " lr " << s["lr"] << "; test " << info.reported_metric()
      << " of " << info.test_source << ", mean ± std over seeds. Settings: "
      << (inv.config_source.empty() ? "built-in defaults" : inv.config_source) << " and flags (each run's config.json).\n"
-     << "Paper column: " << info.paper << "; comparable only in the paper's setting. Results differ in the last digits "
+     << grouped_note(a.variants, s) << "Paper column: " << info.paper << "; comparable only in the paper's setting. Results differ in the last digits "
      << "between CPUs (different BLAS kernels); one machine repeats exactly.\n\n";
   std::vector<std::string> head{"variant", "test " + info.reported_metric(), "best valid " + info.metric};
   for (const auto& [title, value] : task.paper_columns(s)) head.push_back(title);
@@ -101,7 +148,9 @@ void write_results(TaskInvocation& inv, const ReproduceArgs& a, const fs::path& 
   write_line_chart(out / ("valid_" + info.metric + ".svg"), {"Validation " + info.metric + " (seed 1)", "epoch", info.metric}, curve);
 }
 
-void run(TaskInvocation& inv, const ReproduceArgs& a) {
+void run(TaskInvocation& inv, const ReproduceArgs& args) {
+  ReproduceArgs a = args;
+  a.variants = checked_variants(*inv.task, inv.settings, args.variants);
   const auto& info = inv.task->info();
   ExperimentOptions opt;
   opt.out = a.out.empty() ? "results/" + info.name : a.out;
@@ -132,9 +181,11 @@ void setup(CLI::App& app) {
     sub->add_option("--seeds", a->seeds, "Seeds 1..N per variant [a whole number from 1 to 100]")
         ->check(CLI::Range(1, 100).description(""))
         ->capture_default_str();
-    sub->add_option("--variants", a->variants, "Norm variants to run (default: all)")
+    sub->add_option("--variants", a->variants,
+                    "Norm variants to run: any --norm name of the task (the factory registry), e.g. layernorm,lng "
+                    "with --groups G (default: the LayerNorm family of Xu et al. the task offers)")
         ->delimiter(',')
-        ->check(CLI::IsMember(nl::layernorm_family_names()));
+        ->check(CLI::IsMember(nl::all_norm_names()));
     sub->add_option("--out", a->out, "Results folder (default results/<task>)");
   };
   verb.run = [a](TaskInvocation& inv) { run(inv, *a); };

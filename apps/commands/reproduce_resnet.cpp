@@ -13,6 +13,7 @@
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
+#include "engine/trainer_settings.h"
 #include "nn/models/resnet_cifar.h"
 #include "report/atomic_file.h"
 #include "report/markdown_table.h"
@@ -93,7 +94,8 @@ void run(const ResNetArgs& a) {
   md << "# Ni et al. 2024: CIFAR ResNet without ReLU\n\n"
      << "ResNet-" << base.at("depth") << " shape with every ReLU removed (task resnet-cifar), groups G = "
      << base.at("groups") << " for groupnorm and lng (LN-G-Position). Data: " << data << ". "
-     << base.at("optimizer").get<std::string>() << " lr " << base.at("lr") << ", batch " << base.at("batch_size")
+     << base.at("optimizer").get<std::string>() << " lr " << base.at("lr") << " (" << schedule_summary(base) << "), batch "
+     << base.at("batch_size")
      << ", augment " << base.at("augment") << "; " << a.seeds << " seed(s). Train and test accuracy (%) of the "
      << "best-validation weights; train accuracy on the whole training subset in eval mode. Settings: "
      << (source.empty() ? "built-in defaults" : source) << " and flags. The slides give no epochs, depth or groups.\n\n"

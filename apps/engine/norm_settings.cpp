@@ -12,7 +12,11 @@ std::vector<OptionSpec> norm_settings(const std::string& default_norm, double de
           choice_option("impl", "fused", {"fused", "composite"},
                         "LayerNorm-family implementation: fused kernel or composite of primitive ops + detach nodes"),
           option("C", OptKind::Float, default_C, "AdaNorm's scale C (Xu et al. 2019 Eq. 9); used by --norm adanorm only",
-                 0, 1e6, /*lo_open=*/true)};
+                 0, 1e6, /*lo_open=*/true),
+          option("groups", OptKind::Int, 1,
+                 "Groups G of --norm lng / groupnorm: contiguous feature groups, each normalised alone (must divide "
+                 "the width of every norm slot; G = 1 is layernorm)",
+                 1, 65536)};
 }
 
 json norm_options(const json& settings) { return norm_options(settings, settings.at("norm").get<std::string>()); }

@@ -178,9 +178,21 @@ Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
   }
   const std::string sn = gets(s, "lr_scheduler");
   const int64_t warm = geti(s, "warmup_updates"), total = geti(s, "max_update");
+  if (sn != "step" && geti(s, "lr_step_epochs") > 0)
+    throw std::invalid_argument("--lr-step-epochs only applies to --lr-scheduler step (got --lr-scheduler " + sn +
+                                "): add --lr-scheduler step or drop --lr-step-epochs");
   if (sn == "fixed") {
     if (warm > 0) throw std::invalid_argument("--warmup-updates needs a schedule: add --lr-scheduler inverse_sqrt, linear or cosine");
     sched_ = nl::make_schedule("constant", {{"lr", lr}});
+  } else if (sn == "step") {
+    const int64_t every = geti(s, "lr_step_epochs");
+    if (every < 1) throw std::invalid_argument("--lr-scheduler step needs --lr-step-epochs of at least 1 (Ni et al.: 20)");
+    if (warm > 0) throw std::invalid_argument("--lr-scheduler step has no warm-up: drop --warmup-updates");
+    // Epochs to updates: the schedule counts updates (fairseq's num_updates); epoch 0's size is every
+    // epoch's for the image tasks this schedule serves.
+    const int64_t k = geti(s, "update_freq"), per_epoch = (task_.epoch_size(0) + k - 1) / k;
+    sched_ = nl::make_schedule("step", {{"lr", lr}, {"step_size", every * std::max<int64_t>(per_epoch, 1)},
+                                        {"gamma", getd(s, "lr_gamma")}});
   } else if (sn == "inverse_sqrt") {
     if (warm < 1) throw std::invalid_argument("--lr-scheduler inverse_sqrt needs --warmup-updates of at least 1 (fairseq uses 4000)");
     sched_ = nl::make_schedule("inverse_sqrt", {{"lr", lr}, {"warmup_updates", warm}, {"warmup_init_lr", getd(s, "warmup_init_lr")}});

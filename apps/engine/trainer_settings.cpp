@@ -19,8 +19,12 @@ std::vector<OptionSpec> trainer_settings() {
       option("adam_eps", OptKind::Float, 1e-8, "Adam's epsilon", 0, 1, true),
       option("weight_decay", OptKind::Float, 0.0, "Weight decay (L2 for adam/sgd, decoupled for adamw)", 0, 10),
       option("momentum", OptKind::Float, 0.0, "SGD momentum", 0, 0.999999),
-      choice_option("lr_scheduler", "fixed", {"fixed", "inverse_sqrt", "linear", "cosine"},
-             "Learning-rate schedule (inverse_sqrt as fairseq; linear/cosine decay to --max-update)"),
+      choice_option("lr_scheduler", "fixed", {"fixed", "inverse_sqrt", "linear", "cosine", "step"},
+             "Learning-rate schedule (inverse_sqrt as fairseq; linear/cosine decay to --max-update; step: "
+             "multiply by --lr-gamma every --lr-step-epochs epochs, PyTorch's StepLR)"),
+      option("lr_step_epochs", OptKind::Int, 0, "Epochs between lr decays of --lr-scheduler step (Ni et al.: 20)", 0, 1e6),
+      option("lr_gamma", OptKind::Float, 0.1, "Decay factor of --lr-scheduler step (PyTorch default 0.1; Ni et al.: 0.5)",
+             0, 1, true),
       option("warmup_updates", OptKind::Int, 0, "Linear warm-up updates", 0, kBig),
       option("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up", 0, 10),
       option("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule", 0, 10),
@@ -53,6 +57,17 @@ std::vector<OptionSpec> trainer_settings() {
                      "Check every op's output and gradient for NaN/inf and name the first op that made one (slow)")),
   };
   return v;
+}
+
+std::string schedule_summary(const json& s) {
+  const std::string sn = s.at("lr_scheduler").get<std::string>();
+  if (sn == "fixed") return "fixed lr";
+  if (sn == "step") {
+    std::string g = std::to_string(s.at("lr_gamma").get<double>());
+    g.erase(g.find_last_not_of('0') + 1);  // "0.500000" -> "0.5"
+    return "lr × " + g + " every " + s.at("lr_step_epochs").dump() + " epochs";
+  }
+  return sn + " schedule, " + s.at("warmup_updates").dump() + " warm-up updates";
 }
 
 }  // namespace nlapp

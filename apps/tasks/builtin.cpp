@@ -7,6 +7,7 @@
 #include "tasks/mt/mt_task.h"
 #include "tasks/parse/parse_task.h"
 #include "tasks/resnet_cifar/resnet_cifar_task.h"
+#include "tasks/vit_cifar/vit_cifar_task.h"
 
 namespace nlapp {
 
@@ -19,6 +20,7 @@ std::vector<TaskEntry> builtin_tasks() {
       {"lnnet", "Ni et al. 2024 LN-Net / linear baselines on random labels (capacity: training accuracy)", make_lnnet_task},
       {"lm", "Transformer-XL style language model: PTB words (PPL) or characters (BPC; tinyshakespeare stands in for Enwiki8)", make_lm_task},
       {"resnet-cifar", "Ni et al. 2024 CIFAR ResNet-20 without ReLU, norm as the only nonlinearity", make_resnet_cifar_task},
+      {"vit-cifar", "Ni et al. 2024 Tiny-ViT on CIFAR-10 (patch 4, d 192, 6 layers, 3 heads), any norm", make_vit_cifar_task},
   };
 }
 

@@ -7,6 +7,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/node.h"
+#include "autograd/post_backward.h"
 #include "autograd/tape.h"
 #include "tensor/ops.h"
 
@@ -93,6 +94,7 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
   // 2. Run nodes whose consumers have all sent their gradient.
   root->grad_out = g0;
   std::vector<bool> needs;
+  PostBackwardScope callbacks;  // 3. (below) module state updates queued by backward closures
   try {
     stack.push_back(root);
     while (!stack.empty()) {
@@ -134,6 +136,8 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
     for (Node* n : reached) n->grad_out = Tensor();  // free partial gradients
     throw;
   }
+  // 3. Every node has run: the owners of deferred state updates apply them now (post_backward.h).
+  callbacks.finish();
 }
 
 }  // namespace nl

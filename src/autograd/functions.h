@@ -1,6 +1,8 @@
 #pragma once
 // Differentiable ops on Variables. Each records one Node (see tape.h) whose backward is defined in the
 // same .cpp file as its forward (autograd/functions/*.cpp). Shapes follow PyTorch's conventions.
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "autograd/tape.h"
@@ -137,6 +139,14 @@ using LayerNormOptions = NormKernelOpts;
 Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts, const Variable& weight = Variable(),
                           const Variable& bias = Variable());
 
+/// The channel between PowerNorm's backward and its module (see power_norm_fused): the backward puts
+/// the new E statistic [D] in `next_E`; after the backward pass, `apply(next_E)` (set by the module;
+/// empty once the module is gone, then the value is dropped) writes it into the module's buffer.
+struct PowerNormEUpdate {
+  Tensor next_E;                              ///< pending new E; undefined when nothing is pending
+  std::function<void(const Tensor&)> apply;   ///< the module's update of its ema_gz buffer
+};
+
 /// PowerNorm's normalisation step with its approximate backward (Shen et al. 2020, Algorithm 2 /
 /// Eq. 11-13; the released code's PowerFunction, seed-code §2.2-2.3), on rows x [R, D]:
 ///   forward:  z = x / fwd_scale   (fwd_scale [D] = sqrt(psi^2 + eps) chosen by the caller: running
@@ -145,12 +155,16 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts, const
 ///             E <- E + mean over all R rows of (g~ ⊙ z)      (Eq. 13: nu(1 - (1-a)Gamma) + (1-a)Lambda),
 ///             dL/dx = g~ / bwd_scale   (bwd_scale [D]: batch sqrt(psi_B^2 + eps) in the code, the
 ///             forward's sqrt(psi_{t-1}^2 + eps) in the paper's Eq. 12).
-/// No gradient reaches any statistic. `ema_gz` [D] is the module's E buffer: it is read when backward
-/// runs and updated there in place through copy_ (which bumps its version), once per backward; it is
-/// saved with its version, so a second backward through a node whose E was updated since its forward
-/// (two forwards of one module before their backwards) throws the stale-tensor error instead of
-/// silently using a newer E. Throws std::invalid_argument on shapes other than [R, D] and [D].
-Variable power_norm_fused(const Variable& x, const Tensor& fwd_scale, const Tensor& bwd_scale, Tensor ema_gz,
-                          double alpha_bwd);
+/// No gradient reaches any statistic. `ema_gz` [D] is the module's E buffer, saved with its version
+/// and only read: the backward computes the new E (dtype of ema_gz) into `update->next_E` and queues a
+/// post-backward callback (autograd/post_backward.h) that hands it to `update->apply` once the whole
+/// pass has finished; the module's apply writes it into its buffer (in place, bumping the version), so
+/// E changes once per backward pass at a well-defined point, never while the graph is walked. A second
+/// node of the same module reaching its backward while an E is pending (two forwards of one module
+/// before their backward) throws std::runtime_error instead of silently reading the stale E; a
+/// retain_graph second pass throws the saved-tensor version error. Throws std::invalid_argument on
+/// shapes other than [R, D] and [D], or a null `update`.
+Variable power_norm_fused(const Variable& x, const Tensor& fwd_scale, const Tensor& bwd_scale, const Tensor& ema_gz,
+                          double alpha_bwd, std::shared_ptr<PowerNormEUpdate> update);
 
 }  // namespace nl

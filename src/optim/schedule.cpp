@@ -91,7 +91,20 @@ json CosineSchedule::to_json() const {
           {"min_lr", min_lr_}, {"warmup_init_lr", warmup_init_lr_}};
 }
 
-std::vector<std::string> schedule_names() { return {"constant", "inverse_sqrt", "linear", "cosine"}; }
+StepSchedule::StepSchedule(double lr, int64_t step_size, double gamma) : lr_(lr), gamma_(gamma), step_size_(step_size) {
+  check_lr("step", "lr", lr);
+  if (step_size < 1) bad("step", "step_size must be >= 1 update, got " + std::to_string(step_size));
+  if (!(gamma > 0) || !std::isfinite(gamma))
+    bad("step", "gamma must be a finite number > 0 (0.5 halves the lr every step_size updates), got " +
+                    std::to_string(gamma));
+}
+double StepSchedule::lr(int64_t step) const {
+  check_step("step", step);
+  return lr_ * std::pow(gamma_, (double)(step / step_size_));
+}
+json StepSchedule::to_json() const { return {{"name", name()}, {"lr", lr_}, {"step_size", step_size_}, {"gamma", gamma_}}; }
+
+std::vector<std::string> schedule_names() { return {"constant", "inverse_sqrt", "linear", "cosine", "step"}; }
 
 namespace {
 // Reads typed keys from a config object with clear errors; rejects keys it was not asked about.
@@ -164,6 +177,12 @@ std::unique_ptr<Schedule> make_schedule(const std::string& name, const json& con
     double init = r.num("warmup_init_lr", 0.0);
     r.finish();
     s = std::make_unique<CosineSchedule>(lr, w, total, min_lr, init);
+  } else if (name == "step") {
+    double lr = r.num("lr");
+    int64_t size = r.integer("step_size");
+    double gamma = r.num("gamma", 0.1);
+    r.finish();
+    s = std::make_unique<StepSchedule>(lr, size, gamma);
   } else {
     std::string list;
     for (const auto& n : schedule_names()) list += (list.empty() ? "" : ", ") + n;

@@ -20,7 +20,7 @@ class Schedule {
   /// Learning rate for the update after `step` (≥ 0) completed updates; throws std::invalid_argument
   /// for a negative step.
   virtual double lr(int64_t step) const = 0;
-  /// "constant", "inverse_sqrt", "linear" or "cosine".
+  /// "constant", "inverse_sqrt", "linear", "cosine" or "step".
   virtual std::string name() const = 0;
   /// Full config including {"name": name()}; make_schedule(j["name"], j) rebuilds an equal schedule.
   virtual nlohmann::json to_json() const = 0;
@@ -92,7 +92,23 @@ class CosineSchedule : public Schedule {
   int64_t warmup_, total_;
 };
 
-/// Builds a schedule by name ("constant", "inverse_sqrt", "linear", "cosine") from its JSON config
+/// Step decay (PyTorch's StepLR counted in updates; Ni et al. 2024 §5.1 of the notes: "lr halved every
+/// 20 epochs" is step_size = 20 · updates per epoch, gamma = 0.5):
+///   lr(step) = lr · gamma^floor(step / step_size)
+/// Config: {"lr", "step_size" (updates, ≥ 1), "gamma" (> 0, default 0.1 as PyTorch)}.
+class StepSchedule : public Schedule {
+ public:
+  StepSchedule(double lr, int64_t step_size, double gamma = 0.1);
+  double lr(int64_t step) const override;
+  std::string name() const override { return "step"; }
+  nlohmann::json to_json() const override;
+
+ private:
+  double lr_, gamma_;
+  int64_t step_size_;
+};
+
+/// Builds a schedule by name ("constant", "inverse_sqrt", "linear", "cosine", "step") from its JSON config
 /// (keys as documented on each class; a "name" key is allowed and must agree). Throws
 /// std::invalid_argument for an unknown name (listing the known ones), a missing required key, an
 /// unknown key (listing the accepted ones), a value of the wrong type or an invalid value.

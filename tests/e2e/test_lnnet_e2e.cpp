@@ -59,9 +59,14 @@ TEST_CASE("e2e: reproduce ni2024-capacity writes the table of baselines and G", 
   std::ifstream f(out / "results.md");
   const std::string md((std::istreambuf_iterator<char>(f)), {});
   CHECK_THAT(md, Contains("linear classifier") && Contains("linear network") && Contains("LN-G (G = 4)") &&
-                     Contains("random labels"));
+                     Contains("random labels") && Contains("H (Σ layers)") && Contains("lr × 0.5 every 4 epochs"));
   CHECK(fs::exists(out / "train_acc_vs_groups.svg"));
-  CHECK(read_json(out / "results.json")["runs"].size() == 4);
+  CHECK(fs::exists(out / "hessian_vs_groups.svg"));
+  const auto runs = read_json(out / "results.json")["runs"];
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0]["hessian"]["total"] == 0);             // the linear classifier
+  CHECK(runs[2]["hessian"]["total"].get<double>() > 0);  // the LN-Net
+  CHECK(runs[3]["hessian"]["per_layer"].size() == 1);
   auto [rc2, text2] = run_cli("reproduce ni2024-capacity --datasets mnist --groups-list 3 --width 16 --out " +
                               (out / "bad").string());
   CHECK(rc2 != 0);

@@ -211,4 +211,28 @@ TEST_CASE("trainer: schedules need what they decay to", "[engine]") {
   CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "inverse_sqrt"}})), Contains("--warmup-updates"));
   CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"warmup_updates", 5}})), Contains("--lr-scheduler"));
   CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"adam_betas", "(0.9, 1.5)"}})), Contains("--adam-betas"));
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "step"}})), Contains("--lr-step-epochs"));
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_step_epochs", 20}})), Contains("--lr-scheduler step"));
+}
+
+TEST_CASE("trainer: --lr-scheduler step multiplies the lr by --lr-gamma every --lr-step-epochs epochs", "[engine]") {
+  fs::path out = tmp("step");
+  // 8 batches, update_freq 2: 4 updates per epoch, so the lr halves after updates 8 and 16.
+  train({{"out", out.string()}, {"max_epoch", 5}, {"update_freq", 2}, {"log_interval", 1}, {"lr", 0.01},
+         {"lr_scheduler", "step"}, {"lr_step_epochs", 2}, {"lr_gamma", 0.5}});
+  std::ifstream f(out / "metrics.jsonl");
+  std::string line;
+  std::map<int64_t, double> lr;
+  while (std::getline(f, line)) {
+    const json j = json::parse(line);
+    if (j.contains("lr")) lr[j.at("update").get<int64_t>()] = j.at("lr").get<double>();
+  }
+  REQUIRE(lr.size() == 20);
+  CHECK(lr.at(1) == 0.01);
+  CHECK(lr.at(8) == 0.01);
+  CHECK(lr.at(9) == 0.005);
+  CHECK(lr.at(16) == 0.005);
+  CHECK(lr.at(17) == 0.0025);
+  CHECK(lr.at(20) == 0.0025);
+  fs::remove_all(out);
 }

@@ -194,10 +194,10 @@ TEST_CASE("make_norm: names, options and errors", "[nn][norm][factory]") {
   CHECK(ada->config().norm.impl == NormImpl::Fused);
   CHECK(make_norm("layernorm-simple", 4, {{"affine", true}})->num_parameters() == 8);
 
-  CHECK_THROWS_WITH(make_norm("instancenorm", 4),
-                    Contains("unknown norm 'instancenorm'") &&
+  CHECK_THROWS_WITH(make_norm("batchnorm2d", 4),
+                    Contains("unknown norm 'batchnorm2d'") &&
                         Contains("none, layernorm, layernorm-simple, detachnorm, detach-mean, detach-variance, adanorm, "
-                                 "batchnorm, powernorm-v, powernorm, groupnorm, lng, rmsnorm"));
+                                 "batchnorm, powernorm-v, powernorm, groupnorm, lng, rmsnorm, instancenorm"));
   CHECK_THROWS_WITH(make_norm("layernorm", 4, {{"epsilon", 1e-5}}),
                     Contains("unknown option 'epsilon'") && Contains("valid: impl, eps, unbiased, eps_inside"));
   CHECK_THROWS_WITH(make_norm("layernorm", 4, {{"C", 2}}), Contains("unknown option 'C'"));

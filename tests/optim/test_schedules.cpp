@@ -65,13 +65,25 @@ TEST_CASE("schedule: linear warmup + cosine decay to min_lr", "[optim][schedule]
   CHECK(s->lr(1000) == Approx(0.1));
 }
 
+TEST_CASE("schedule: step halves the lr every step_size updates (PyTorch StepLR)", "[optim][schedule]") {
+  auto s = make_schedule("step", {{"lr", 0.8}, {"step_size", 20}, {"gamma", 0.5}});
+  CHECK(s->lr(0) == 0.8);
+  CHECK(s->lr(19) == 0.8);
+  CHECK(s->lr(20) == 0.4);
+  CHECK(s->lr(39) == 0.4);
+  CHECK(s->lr(40) == 0.2);
+  CHECK(s->lr(149) == Approx(0.8 / 128));  // 150 epochs of 1 update: halved 7 times
+  CHECK(make_schedule("step", {{"lr", 1.0}, {"step_size", 3}})->lr(3) == Approx(0.1));  // default gamma
+}
+
 TEST_CASE("schedule: JSON round trip rebuilds the same schedule", "[optim][schedule]") {
   std::vector<json> cfgs = {
       {{"name", "constant"}, {"lr", 0.3}},
       {{"name", "inverse_sqrt"}, {"lr", 5e-4}, {"warmup_updates", 100}, {"warmup_init_lr", 1e-7}},
       {{"name", "linear"}, {"lr", 1e-3}, {"warmup_steps", 7}, {"total_steps", 50}, {"warmup_init_lr", 0.0}},
       {{"name", "cosine"}, {"lr", 1e-3}, {"warmup_steps", 7}, {"total_steps", 50}, {"min_lr", 1e-5},
-       {"warmup_init_lr", 1e-6}}};
+       {"warmup_init_lr", 1e-6}},
+      {{"name", "step"}, {"lr", 1e-3}, {"step_size", 7}, {"gamma", 0.5}}};
   for (const auto& c : cfgs) {
     auto s = schedule_from_json(c);
     CHECK(s->to_json() == c);
@@ -81,8 +93,10 @@ TEST_CASE("schedule: JSON round trip rebuilds the same schedule", "[optim][sched
 }
 
 TEST_CASE("schedule: factory errors are clear", "[optim][schedule]") {
-  CHECK_THROWS_WITH(make_schedule("step", {{"lr", 1}}),
-                    Contains("unknown schedule 'step'") && Contains("constant, inverse_sqrt, linear, cosine"));
+  CHECK_THROWS_WITH(make_schedule("plateau", {{"lr", 1}}),
+                    Contains("unknown schedule 'plateau'") && Contains("constant, inverse_sqrt, linear, cosine, step"));
+  CHECK_THROWS_WITH(make_schedule("step", {{"lr", 1}, {"step_size", 0}}), Contains("step_size must be >= 1"));
+  CHECK_THROWS_WITH(make_schedule("step", {{"lr", 1}, {"step_size", 5}, {"gamma", 0}}), Contains("gamma must be"));
   CHECK_THROWS_WITH(make_schedule("constant", json::object()), Contains("missing required key 'lr'"));
   CHECK_THROWS_WITH(make_schedule("inverse_sqrt", {{"lr", 1}, {"warmup", 10}}),
                     Contains("unknown key 'warmup'") && Contains("warmup_updates"));

@@ -9,25 +9,6 @@
 
 namespace nl {
 
-const std::vector<std::string>& image_norm_names() {
-  static const std::vector<std::string> n{"batchnorm", "instancenorm", "layernorm", "groupnorm", "lng", "none"};
-  return n;
-}
-
-std::shared_ptr<Module> make_image_norm(const std::string& name, int64_t c, int64_t groups) {
-  const auto& names = image_norm_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string all;
-    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("image norm '" + name + "' is unknown (valid: " + all + ")");
-  }
-  if (name == "none") return std::make_shared<Identity>();  // NoNorm checks a last dim of C: not images
-  if (name == "batchnorm") return make_norm(name, c);
-  if (name == "instancenorm") return make_norm("groupnorm", c, {{"groups", c}});  // one channel per group
-  if (name == "layernorm") return make_norm("groupnorm", c, {{"groups", 1}});     // all of (C, H, W)
-  return make_norm(name, c, {{"groups", groups}});                                 // groupnorm, lng
-}
-
 ResNetCifar::ResNetCifar(const ResNetCifarConfig& cfg) : Module("ResNetCifar"), cfg_(cfg) {
   if (cfg.depth < 8 || (cfg.depth - 2) % 6 != 0)
     throw std::invalid_argument("ResNetCifar: depth must be 6n + 2 with n >= 1 (20, 32, 44, 56, 110), got " +

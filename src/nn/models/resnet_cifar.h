@@ -7,9 +7,8 @@
 //   stages 2 and 3): y = norm(conv3x3(norm(conv3x3(x)))) + shortcut(x),
 //   shortcut = identity, or (option A of He et al.) x subsampled by 2 and zero-padded to the new channels,
 //   global average pool, Linear(64 -> classes).
-// Norms on images [N, C, H, W] (image_norm): batchnorm (per channel over N, H, W), instancenorm (per sample
-// and channel over H, W), layernorm (per sample over C, H, W = GroupNorm with 1 group), groupnorm (G groups
-// of channels over H, W), lng (LN-G-Position: G groups of channels at each pixel), none.
+// Norms on images [N, C, H, W]: make_image_norm of nn/norm/factory.h (batchnorm, instancenorm, layernorm,
+// groupnorm, lng = LN-G-Position, none).
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,16 +16,9 @@
 #include "nn/conv2d.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "nn/norm/factory.h"
 
 namespace nl {
-
-/// The names image_norm accepts.
-const std::vector<std::string>& image_norm_names();
-
-/// A norm over the C channels of images [N, C, H, W] by name (see the file comment); `groups` is G of
-/// groupnorm and lng. Throws std::invalid_argument for an unknown name (listing image_norm_names()) or
-/// G not dividing C (naming both).
-std::shared_ptr<Module> make_image_norm(const std::string& name, int64_t channels, int64_t groups);
 
 /// Configuration of ResNetCifar.
 struct ResNetCifarConfig {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "nn/activation.h"
 #include "nn/norm/adanorm.h"
 #include "nn/norm/batch_norm.h"
 #include "nn/norm/group_norm.h"
@@ -16,32 +17,67 @@
 
 namespace nl {
 
-const std::vector<std::string>& layernorm_family_names() {
-  static const std::vector<std::string> names{"none",        "layernorm",       "layernorm-simple", "detachnorm",
-                                              "detach-mean", "detach-variance", "adanorm"};
-  return names;
-}
-
-const std::vector<std::string>& norm_names() {
-  static const std::vector<std::string> names = [] {
-    auto v = layernorm_family_names();
-    v.insert(v.end(), {"batchnorm", "powernorm-v", "powernorm", "groupnorm", "lng", "rmsnorm"});
-    return v;
-  }();
-  return names;
-}
-
-std::string canonical_norm_name(const std::string& name) {
-  if (name == "pn-v") return "powernorm-v";
-  if (name == "ln-g") return "lng";
-  return name;
-}
-
 namespace {
+// The one registry of norm names, in the order of every list derived from it: what each accepts
+// (features [..., d] through make_norm, images [N, C, H, W] through make_image_norm) and its option
+// keys. Every name list of the project comes from here.
+struct NormEntry {
+  std::string name;
+  bool family;    // the LayerNorm family of Xu et al. 2019
+  bool features;  // valid on [N, d] / [B, T, d]
+  bool images;    // valid in make_image_norm
+  std::vector<std::string> keys;
+};
+
+const std::vector<NormEntry>& registry() {
+  static const std::vector<NormEntry> r = [] {
+    const std::vector<std::string> common{"impl", "eps", "unbiased", "eps_inside", "dtype"};
+    auto with = [&](std::vector<std::string> extra) {
+      auto v = common;
+      v.insert(v.end(), extra.begin(), extra.end());
+      return v;
+    };
+    const std::vector<std::string> ln = with({"affine"});
+    return std::vector<NormEntry>{
+        {"none", true, true, true, common},
+        {"layernorm", true, true, true, ln},
+        {"layernorm-simple", true, true, false, ln},
+        {"detachnorm", true, true, false, ln},
+        {"detach-mean", true, true, false, ln},
+        {"detach-variance", true, true, false, ln},
+        {"adanorm", true, true, false, with({"C", "k"})},
+        {"batchnorm", false, true, true, {"eps", "dtype", "affine", "momentum", "released"}},
+        {"powernorm-v", false, true, false, {"eps", "dtype", "affine", "alpha_fwd", "layer_scale", "layer_scale_groups"}},
+        {"powernorm", false, true, false,
+         {"eps", "dtype", "affine", "alpha_fwd", "alpha_bwd", "warmup_iters", "warmup_double_update", "bwd_scale",
+          "layer_scale", "layer_scale_groups"}},
+        {"groupnorm", false, true, true, {"eps", "dtype", "affine", "groups"}},
+        {"lng", false, true, true, {"eps", "dtype", "affine", "groups"}},
+        {"rmsnorm", false, true, false, {"eps", "dtype", "affine", "bias"}},
+        {"instancenorm", false, false, true, {"eps", "dtype", "affine"}},
+    };
+  }();
+  return r;
+}
+
+std::vector<std::string> names_where(bool (*keep)(const NormEntry&)) {
+  std::vector<std::string> v;
+  for (const auto& e : registry())
+    if (keep(e)) v.push_back(e.name);
+  return v;
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
   return s;
+}
+
+// The registry entry of a canonical name; throws the unknown-name error (listing every name).
+const NormEntry& entry(const std::string& name, const std::string& who) {
+  for (const auto& e : registry())
+    if (e.name == name) return e;
+  throw std::invalid_argument(who + "unknown norm '" + name + "' (valid: " + join(all_norm_names()) + ")");
 }
 
 template <typename T>
@@ -60,36 +96,34 @@ T get_opt(const nlohmann::json& opts, const std::string& name, const std::string
 }
 }  // namespace
 
-const std::vector<std::string>& norm_option_keys(const std::string& name_in) {
-  using Keys = std::vector<std::string>;
-  static const Keys common{"impl", "eps", "unbiased", "eps_inside", "dtype"};
-  static const Keys ada = [] {
-    auto v = common;
-    v.insert(v.end(), {"C", "k"});
-    return v;
-  }();
-  static const Keys ln = [] {
-    auto v = common;
-    v.push_back("affine");
-    return v;
-  }();
-  // The batch-statistic and grouped norms: eps, dtype, affine, plus their own.
-  static const std::map<std::string, Keys> other{
-      {"batchnorm", {"eps", "dtype", "affine", "momentum", "released"}},
-      {"powernorm-v", {"eps", "dtype", "affine", "alpha_fwd", "layer_scale", "layer_scale_groups"}},
-      {"powernorm",
-       {"eps", "dtype", "affine", "alpha_fwd", "alpha_bwd", "warmup_iters", "warmup_double_update", "bwd_scale",
-        "layer_scale", "layer_scale_groups"}},
-      {"groupnorm", {"eps", "dtype", "affine", "groups"}},
-      {"lng", {"eps", "dtype", "affine", "groups"}},
-      {"rmsnorm", {"eps", "dtype", "affine", "bias"}},
-  };
-  const std::string name = canonical_norm_name(name_in);
-  const auto& names = norm_names();
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw std::invalid_argument("unknown norm '" + name + "' (valid: " + join(names) + ")");
-  if (auto it = other.find(name); it != other.end()) return it->second;
-  return name == "adanorm" ? ada : name == "none" ? common : ln;
+const std::vector<std::string>& layernorm_family_names() {
+  static const auto names = names_where([](const NormEntry& e) { return e.family; });
+  return names;
+}
+
+const std::vector<std::string>& norm_names() {
+  static const auto names = names_where([](const NormEntry& e) { return e.features; });
+  return names;
+}
+
+const std::vector<std::string>& image_norm_names() {
+  static const auto names = names_where([](const NormEntry& e) { return e.images; });
+  return names;
+}
+
+const std::vector<std::string>& all_norm_names() {
+  static const auto names = names_where([](const NormEntry&) { return true; });
+  return names;
+}
+
+std::string canonical_norm_name(const std::string& name) {
+  if (name == "pn-v") return "powernorm-v";
+  if (name == "ln-g") return "lng";
+  return name;
+}
+
+const std::vector<std::string>& norm_option_keys(const std::string& name) {
+  return entry(canonical_norm_name(name), "").keys;
 }
 
 namespace {
@@ -147,6 +181,7 @@ std::shared_ptr<Module> make_other_norm(const std::string& name, int64_t d, cons
     if (name == "groupnorm") return std::make_shared<GroupNorm>(d, c, dtype);
     return std::make_shared<LayerNormG>(d, c, dtype);
   }
+  if (name == "instancenorm") return std::make_shared<InstanceNorm>(d, GroupNormConfig{d, eps, affine}, dtype);
   RMSNormConfig c;  // rmsnorm
   c.eps = eps;
   c.affine = affine;
@@ -161,9 +196,7 @@ bool norm_uses_batch_statistics(const std::string& name) {
 
 std::shared_ptr<Module> make_norm(const std::string& name_in, int64_t d, const nlohmann::json& opts) {
   const std::string name = canonical_norm_name(name_in);
-  const auto& names = norm_names();
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw std::invalid_argument("make_norm: unknown norm '" + name + "' (valid: " + join(names) + ")");
+  entry(name, "make_norm: ");
   if (!opts.is_null() && !opts.is_object())
     throw std::invalid_argument("make_norm(" + name + "): options must be a JSON object, got " + opts.dump());
 
@@ -196,6 +229,18 @@ std::shared_ptr<Module> make_norm(const std::string& name_in, int64_t d, const n
   }
   cfg.affine = get_opt<bool>(o, name, "affine", cfg.affine);
   return std::make_shared<LayerNorm>(d, cfg, dtype);
+}
+
+std::shared_ptr<Module> make_image_norm(const std::string& name_in, int64_t c, int64_t groups) {
+  const std::string name = canonical_norm_name(name_in);
+  const auto& names = image_norm_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw std::invalid_argument("image norm '" + name + "' is unknown (valid on images [N, C, H, W]: " + join(names) +
+                                ")");
+  if (name == "none") return std::make_shared<Identity>();  // NoNorm checks a last dim of C: not images
+  if (name == "layernorm") return make_norm("groupnorm", c, {{"groups", 1}});  // all of (C, H, W)
+  if (name == "groupnorm" || name == "lng") return make_norm(name, c, {{"groups", groups}});
+  return make_norm(name, c);  // batchnorm, instancenorm
 }
 
 }  // namespace nl

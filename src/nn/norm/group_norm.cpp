@@ -61,9 +61,20 @@ GroupedNorm::GroupedNorm(const std::string& type_name, int64_t d, GroupNormConfi
 
 Variable GroupNorm::forward(const Variable& x) {
   Rows r = to_rows(x, dim, "GroupNorm(" + std::to_string(dim) + ")");
-  if (!r.image) return normalize_rows(r);
-  // Images: each group pools its C/G channels over all H x W pixels (torch.nn.GroupNorm).
-  const Shape& s = r.shape;
+  return r.image ? normalize_image_groups(x, r.shape) : normalize_rows(r);
+}
+
+Variable InstanceNorm::forward(const Variable& x) {
+  const std::string who = "InstanceNorm(" + std::to_string(dim) + ")";
+  if (x.dim() != 4)
+    throw std::invalid_argument(who + ": input must be images [N, C, H, W], got " + shape_str(x.shape()) +
+                                "; on features each value would be normalised alone (output 0): use layernorm, "
+                                "groupnorm or lng for [N, D] / [B, T, D]");
+  return normalize_image_groups(x, to_rows(x, dim, who).shape);
+}
+
+// Images: each group pools its C/G channels over all H x W pixels (torch.nn.GroupNorm).
+Variable GroupedNorm::normalize_image_groups(const Variable& x, const Shape& s) const {
   Variable y = reshape(layer_norm_normalize(reshape(x, {s[0], cfg_.groups, s[1] / cfg_.groups * s[2] * s[3]}),
                                             plain_ln(cfg_.eps)),
                        s);

@@ -6,6 +6,8 @@
 //   y = (x - mu_g) / sqrt(sigma_g^2 + eps),   mu_g, sigma_g^2 over the group,   z = w ⊙ y + b  (per feature).
 //
 // They differ only in what a group pools over on images [N, C, H, W]:
+//   instancenorm: GroupNorm with one channel per group (G = C): each (image, channel) over H x W
+//              (Ulyanov et al. 2016; torch.nn.GroupNorm(C, C), affine per channel); images only;
 //   groupnorm: the group's C/G channels over all H x W pixels of one image (torch.nn.GroupNorm, Wu & He
 //              Eq. 1 with S_i = the group's (C/G, H, W) block);
 //   lng:       the group's C/G channels at each pixel on its own ("LN-G-Position",
@@ -45,6 +47,8 @@ class GroupedNorm : public Module {
   GroupedNorm(const std::string& type_name, int64_t d, GroupNormConfig cfg, DType dtype);
   /// LN per group of features of each row, then the affine; back to the input's layout.
   Variable normalize_rows(const Rows& r) const;
+  /// Images x [N, C, H, W]: each group's C/G channels pooled over all H x W pixels, then the affine.
+  Variable normalize_image_groups(const Variable& x, const Shape& s) const;
   GroupNormConfig cfg_;
 };
 
@@ -63,6 +67,17 @@ class LayerNormG : public GroupedNorm {
  public:
   LayerNormG(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32)
       : GroupedNorm("LayerNormG", d, cfg, dtype) {}
+  Variable forward(const Variable& x) override;
+};
+
+/// InstanceNorm over d channels of images [N, d, H, W] (see the file comment): GroupNorm with G = d.
+/// Throws as GroupedNorm, and std::invalid_argument on any input that is not an image (on features every
+/// value would be normalised alone: the output would be 0).
+class InstanceNorm : public GroupedNorm {
+ public:
+  /// `cfg.groups` is ignored (always d).
+  InstanceNorm(int64_t d, GroupNormConfig cfg = {}, DType dtype = DType::Float32)
+      : GroupedNorm("InstanceNorm", d, GroupNormConfig{d, cfg.eps, cfg.affine}, dtype) {}
   Variable forward(const Variable& x) override;
 };
 

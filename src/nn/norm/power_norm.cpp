@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "nn/norm/group_norm.h"
 #include "nn/norm/rms_norm.h"
@@ -87,6 +88,15 @@ PowerNorm::PowerNorm(int64_t d, PowerNormConfig cfg, DType dtype) : MaskedNorm("
   register_power_buffers(*this, d, dtype);
   register_buffer("ema_gz", Tensor::zeros({d}, dtype));
   register_buffer("iters", Tensor::scalar(0, DType::Int64));
+  e_update_ = std::make_shared<PowerNormEUpdate>();
+  e_update_->apply = [this](const Tensor& next_E) { apply_E(next_E); };
+}
+
+PowerNorm::~PowerNorm() { e_update_->apply = nullptr; }
+
+void PowerNorm::apply_E(const Tensor& next_E) {
+  NoGradGuard ng;
+  buffer("ema_gz").copy_(next_E);
 }
 
 Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
@@ -94,6 +104,9 @@ Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
   Rows r = to_rows(x, dim, who);
   int64_t n = 0;
   const Tensor w = keep_weights(pad_mask, r, x.dtype(), n, who);
+  // An E left pending by a backward pass that threw after this module's node ran (its callbacks were
+  // dropped) is applied now, as the released code would have updated E in place.
+  if (e_update_->next_E.defined()) apply_E(std::exchange(e_update_->next_E, Tensor()));
   Variable h = cfg_.layer_scale ? group_scale(r.rows, cfg_.layer_scale_groups) : r.rows;  // step 1
   if (!is_training()) return from_rows(apply_affine(eval_scale(h, buffer("running_phi"), cfg_.eps), weight, bias), r);
 
@@ -114,7 +127,7 @@ Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
     if (warm) phi.copy_(add(affine(phi, (double)(it - 1) / (double)it, 0.0), affine(psi2.to(phi.dtype()), 1.0 / (double)it, 0.0)));
     if (!warm || cfg_.warmup_double_update) ema_update(phi, psi2, cfg_.alpha_fwd);
   }
-  Variable z = power_norm_fused(h, fwd_scale, bwd_scale, buffer("ema_gz"), cfg_.alpha_bwd);  // step 5
+  Variable z = power_norm_fused(h, fwd_scale, bwd_scale, buffer("ema_gz"), cfg_.alpha_bwd, e_update_);  // step 5
   return from_rows(apply_affine(z, weight, bias), r);                                        // step 6
 }
 

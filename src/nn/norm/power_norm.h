@@ -24,8 +24,11 @@
 //      Eq. 12, `bwd_scale` "running"); E (buffer ema_gz) is updated once per backward over all rows;
 //   6. y = gamma ⊙ z + beta (autograd: dgamma = sum over all rows of dL/dy ⊙ z, dbeta = sum dL/dy).
 //   eval: layer scale, then y = x / sqrt(running_phi + eps), gamma, beta (Algorithm 2, "Inference").
-// The running statistics are buffers updated by the module in forward (running_phi, iters) and by the
-// op's backward through copy_ (ema_gz); all are in state_dict, so checkpoints resume PN exactly.
+// The running statistics are module buffers updated by the module only: running_phi and iters in
+// forward; ema_gz (E) after each backward pass: the op's backward computes the new E into the module's
+// PowerNormEUpdate slot and the module copies it into the buffer (bumping its version) from a
+// post-backward callback, i.e. once every node of the pass has run (autograd/post_backward.h). All are
+// in state_dict, so a checkpoint taken after backward resumes PN exactly.
 // Buffers: running_phi [d] (init 1), ema_gz [d] (init 0), iters (int64 scalar, 0).
 // Data-parallel training: psi_B^2 is pooled over the replicas only with --sync-batch-stats
 // (stats_sync.h), which is off by default because the released code (sIncerass/powernorm, even its
@@ -78,6 +81,8 @@ class PowerNormV : public MaskedNorm {
 class PowerNorm : public MaskedNorm {
  public:
   PowerNorm(int64_t d, PowerNormConfig cfg = {}, DType dtype = DType::Float32);
+  /// Detaches the E slot from this module: a graph that outlives it drops its E update.
+  ~PowerNorm() override;
   std::string extra_repr() const override;
   const PowerNormConfig& config() const { return cfg_; }
   Variable weight, bias;
@@ -87,7 +92,11 @@ class PowerNorm : public MaskedNorm {
   Variable forward_masked(const Variable& x, const Tensor& pad_mask) override;
 
  private:
+  /// Writes a new E into the ema_gz buffer (in place: the version counter is bumped).
+  void apply_E(const Tensor& next_E);
+
   PowerNormConfig cfg_;
+  std::shared_ptr<PowerNormEUpdate> e_update_;  ///< shared with this module's nodes (power_norm_fused)
 };
 
 }  // namespace nl
