@@ -55,6 +55,36 @@ std::vector<Model> models(const CapacityArgs& a) {
 }
 
 
+// The slides' two claims checked on one data set's seed means (rows of models(): the two linear
+// baselines first, then the LN-Net rows): "LN-Net above the linear baselines" (LN, G = 1, against the
+// better baseline) and "LN-G above LN" (the best G > 1). Each line says "holds" or "does not hold" with
+// the numbers; a claim whose rows were not run says so.
+std::string claims(const std::vector<Model>& ms, const std::vector<double>& mean) {
+  const double lin = std::max(mean[0], mean[1]);
+  const std::string lin_label = mean[0] >= mean[1] ? ms[0].label : ms[1].label;
+  int ln = -1, best_g = -1;
+  for (size_t i = 2; i < ms.size(); ++i) {
+    if (ms[i].groups == 1) ln = (int)i;
+    else if (best_g < 0 || mean[i] > mean[(size_t)best_g]) best_g = (int)i;
+  }
+  auto num = [&](int i) { return ms[(size_t)i].label + " " + format_fixed(mean[(size_t)i]) + "%"; };
+  std::ostringstream o;
+  o << "Claims (train acc, seed means):\n";
+  if (ln < 0) {
+    o << "- LN-Net above the linear baselines: not run (add G = 1 to --groups-list)\n";
+  } else {
+    o << "- LN-Net above the linear baselines: " << (mean[(size_t)ln] > lin ? "holds" : "does not hold") << " ("
+      << num(ln) << " vs " << lin_label << " " << format_fixed(lin) << "%)\n";
+  }
+  if (ln < 0 || best_g < 0) {
+    o << "- LN-G above LN: not run (--groups-list needs 1 and some G > 1)\n";
+  } else {
+    o << "- LN-G above LN: " << (mean[(size_t)best_g] > mean[(size_t)ln] ? "holds" : "does not hold") << " (best "
+      << num(best_g) << " vs " << num(ln) << ")\n";
+  }
+  return o.str();
+}
+
 // The Hessian measure of the trained (best-training-accuracy) weights on the first training batch.
 nl::lntheory::LnNetHessian hessian_of(Trainer& trainer, const Task& task) {
   auto* net = dynamic_cast<nl::LnNet*>(&trainer.model());
@@ -96,7 +126,9 @@ void run(const CapacityArgs& a) {
     std::vector<std::vector<std::string>> rows;
     Series curve{ds + "-RL", {}, {}}, h_curve{ds + "-RL", {}, {}};
     std::string data;
-    for (const auto& m : models(a)) {
+    const std::vector<Model> ms = models(a);
+    std::vector<double> train_means;
+    for (const auto& m : ms) {
       std::vector<double> train, test, hess;
       double epochs = 0;
       for (int seed = 1; seed <= a.seeds; ++seed) {
@@ -124,6 +156,9 @@ void run(const CapacityArgs& a) {
         write_file_atomic(fs::path(a.out) / "results.json",
                           json{{"experiment", "ni2024-capacity"}, {"config", source}, {"runs", runs}}.dump(2) + "\n");
       }
+      double train_mean = 0;
+      for (double t : train) train_mean += t / (double)train.size();
+      train_means.push_back(train_mean);
       rows.push_back({m.label, m.groups ? std::to_string(width / m.groups) : "—", format_mean_std(train),
                       format_mean_std(test), format_mean_std(hess, 3), format_fixed(epochs)});
       if (m.groups) {
@@ -144,7 +179,7 @@ void run(const CapacityArgs& a) {
        << markdown_table({"model", "group size", "train acc %", "test acc % (random labels: chance)", "H (Σ layers)",
                           "epochs"},
                          rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right})
-       << "\n";
+       << "\n" << claims(ms, train_means) << "\n";
   }
   write_file_atomic(fs::path(a.out) / "results.md", md.str());
   write_line_chart(fs::path(a.out) / "train_acc_vs_groups.svg",

@@ -67,6 +67,11 @@ TEST_CASE("e2e: reproduce ni2024-capacity writes the table of baselines and G", 
   CHECK(runs[0]["hessian"]["total"] == 0);             // the linear classifier
   CHECK(runs[2]["hessian"]["total"].get<double>() > 0);  // the LN-Net
   CHECK(runs[3]["hessian"]["per_layer"].size() == 1);
+  // The claims' verdicts follow the numbers in results.json (one seed: the means are the runs).
+  auto acc = [&](int i) { return runs[i]["test"]["train_acc"].get<double>(); };
+  const bool above_linear = acc(2) > std::max(acc(0), acc(1)), lng_above_ln = acc(3) > acc(2);
+  CHECK_THAT(md, Contains(std::string("LN-Net above the linear baselines: ") + (above_linear ? "holds" : "does not hold")));
+  CHECK_THAT(md, Contains(std::string("LN-G above LN: ") + (lng_above_ln ? "holds" : "does not hold")));
   auto [rc2, text2] = run_cli("reproduce ni2024-capacity --datasets mnist --groups-list 3 --width 16 --out " +
                               (out / "bad").string());
   CHECK(rc2 != 0);
