@@ -91,16 +91,8 @@ void run(const PnArgs& a) {
     return p;
   }() + ".";
   auto write = [&](const std::vector<RunRecord>& rec) {
-    json runs = json::array();
-    for (const auto& r : rec) {
-      json j = r.result.is_null() ? json::object() : r.result;
-      j["label"] = r.run.label;
-      j["tags"] = r.run.tags;
-      j["status"] = status_name(r.status);
-      if (!r.message.empty()) j["message"] = r.message;
-      runs.push_back(j);
-    }
-    write_file_atomic(out / "results.json", json{{"experiment", "powernorm"}, {"seeds", a.flags.seeds}, {"runs", runs}}.dump(2) + "\n");
+    write_file_atomic(out / "results.json",
+                      json{{"experiment", "powernorm"}, {"seeds", a.flags.seeds}, {"runs", records_json(rec)}}.dump(2) + "\n");
     write_file_atomic(out / "results.md", format_powernorm_report(rec, probes, setup));
   };
   ExperimentOptions opt;

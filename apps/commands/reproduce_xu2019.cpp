@@ -26,16 +26,8 @@ struct XuArgs {
 };
 
 void write_outputs(const fs::path& out, const XuArgs& a, const std::vector<XuColumn>& cols, const std::vector<RunRecord>& rec) {
-  json runs = json::array();
-  for (const auto& r : rec) {
-    json j = r.result.is_null() ? json::object() : r.result;
-    j["label"] = r.run.label;
-    j["tags"] = r.run.tags;
-    j["status"] = status_name(r.status);
-    if (!r.message.empty()) j["message"] = r.message;
-    runs.push_back(j);
-  }
-  write_file_atomic(out / "results.json", json{{"experiment", "xu2019"}, {"seeds", a.flags.seeds}, {"runs", runs}}.dump(2) + "\n");
+  write_file_atomic(out / "results.json",
+                    json{{"experiment", "xu2019"}, {"seeds", a.flags.seeds}, {"runs", records_json(rec)}}.dump(2) + "\n");
   write_xu2019_figures(out, cols, rec);
   write_file_atomic(out / "results.md", format_xu2019_report(cols, rec, "Setup: " + describe_budget(a.flags) + "."));
 }

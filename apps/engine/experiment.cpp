@@ -212,4 +212,17 @@ std::string failed_runs_error(const std::vector<RunRecord>& records) {
   return std::to_string(n) + " run(s) failed (the tables show them as failed; rerun the same command to retry them):" + msg;
 }
 
+nlohmann::json records_json(const std::vector<RunRecord>& records) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& r : records) {
+    nlohmann::json j = r.result.is_null() ? nlohmann::json::object() : r.result;
+    j["label"] = r.run.label;
+    j["tags"] = r.run.tags;
+    j["status"] = status_name(r.status);
+    if (!r.message.empty()) j["message"] = r.message;
+    runs.push_back(j);
+  }
+  return runs;
+}
+
 }  // namespace nlapp

@@ -104,4 +104,8 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
 /// command throws after writing its tables, so that it exits with an error).
 std::string failed_runs_error(const std::vector<RunRecord>& records);
 
+/// The records as a JSON array for a command's results.json: each run's result (or {}) with its label,
+/// tags, status name and message.
+nlohmann::json records_json(const std::vector<RunRecord>& records);
+
 }  // namespace nlapp
