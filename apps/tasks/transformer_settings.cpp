@@ -21,6 +21,17 @@ std::string side_norm(const json& s, const char* key) {
 }
 }  // namespace
 
+std::vector<OptionSpec> transformer_settings_with(const std::map<std::string, nlohmann::json>& defaults) {
+  std::vector<OptionSpec> v;
+  for (OptionSpec o : transformer_settings()) {
+    auto d = defaults.find(o.key);
+    if (d == defaults.end()) continue;
+    o.def = d->second;
+    v.push_back(std::move(o));
+  }
+  return v;
+}
+
 std::vector<OptionSpec> transformer_settings() {
   return {
       option("d_model", OptKind::Int, 256, "Model width (fairseq --encoder-embed-dim = --decoder-embed-dim)", 1, 65536),

@@ -2,6 +2,7 @@
 // The Transformer's settings (fairseq's argument names) shared by every task and benchmark that builds
 // one (mt, the classifiers, `normlab bench transformer`), and their conversion to nl::TransformerConfig.
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,10 @@ namespace nlapp {
 /// share_all_embeddings, share_decoder_input_output_embed, max_source_positions, max_target_positions.
 /// Defaults: the `multi30k` config (pre-norm 256/1024/4 heads, 3 + 3 layers, dropout 0.3).
 std::vector<OptionSpec> transformer_settings();
+
+/// The specs of transformer_settings() named in `defaults`, each with that default instead (a task that
+/// reads only part of the Transformer's settings, e.g. an encoder-only classifier or a decoder-only LM).
+std::vector<OptionSpec> transformer_settings_with(const std::map<std::string, nlohmann::json>& defaults);
 
 /// The model config for resolved settings, norm options (norm_options(settings)) and vocabulary sizes.
 /// A stack whose norm is not --norm's gets norm_options(settings, its norm); powernorm gets

@@ -46,14 +46,7 @@ std::vector<OptionSpec> encoder_settings() {
       {"d_model", 128}, {"n_heads", 4}, {"ffn_dim", 512}, {"encoder_layers", 4}, {"dropout", 0.2},
       {"attention_dropout", 0.0}, {"activation_dropout", 0.0}, {"activation_fn", "relu"}, {"normalize_before", true},
       {"norm_placement", "all"}, {"learned_pos", false}, {"max_source_positions", 1024}};
-  std::vector<OptionSpec> v;
-  for (OptionSpec o : transformer_settings()) {
-    auto d = defaults.find(o.key);
-    if (d == defaults.end()) continue;
-    o.def = d->second;
-    v.push_back(std::move(o));
-  }
-  return v;
+  return transformer_settings_with(defaults);
 }
 
 // Sentences `ids` of `split` as one batch, right-padded with <pad> to the longest.

@@ -37,14 +37,7 @@ std::vector<OptionSpec> model_settings() {
       {"dropout", 0.1},          {"attention_dropout", 0.0}, {"activation_dropout", 0.1}, {"activation_fn", "relu"},
       {"normalize_before", false}, {"norm_placement", "all"}, {"decoder_norm", "auto"},
       {"allow_decoder_batch_stats", false}};
-  std::vector<OptionSpec> v;
-  for (OptionSpec o : transformer_settings()) {
-    auto d = defaults.find(o.key);
-    if (d == defaults.end()) continue;
-    o.def = d->second;
-    v.push_back(std::move(o));
-  }
-  return v;
+  return transformer_settings_with(defaults);
 }
 
 class LmTask : public Task {
