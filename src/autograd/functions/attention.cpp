@@ -53,7 +53,7 @@ void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64
   }
   backend_for(c.device().type)
       .gemm(c.dtype(), ta, tb, M, N, K, 1.0, a.desc().data, ta ? M : K, M * K, b.desc().data, tb ? K : N, K * N, 0.0,
-            c.desc().data, N, M * N, batch);
+            c.desc().data, N, M * N, batch, c.device().index);
 }
 }  // namespace
 
@@ -111,7 +111,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   Tensor p = Tensor::empty({BH, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
   batched_gemm(p, false, true, Tq, Tk, dh, qc, kc, BH);
   Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
-  be.attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
+  be.fused().attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
   Tensor out = Tensor::empty({B, H, Tq, dv}, dt, dev);
   batched_gemm(out, false, false, Tq, dv, Tk, pd, vc, BH);
   pd = Tensor();
@@ -127,7 +127,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
         batched_gemm(gs, false, true, Tq, Tk, dv, g, vc, BH);
         Tensor pd = drop ? Tensor::empty({BH, Tq, Tk}, g.dtype(), g.device()) : p;  // regenerated dropped weights
         backend_for(g.device().type)
-            .attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
+            .fused().attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
         std::vector<Tensor> r(3);
         if (need[0]) batched_gemm(r[0] = Tensor::empty(qc.shape(), g.dtype(), g.device()), false, false, Tq, dh, Tk,
                                   gs, kc, BH);

@@ -13,7 +13,7 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o) {
   Tensor x2 = xc.view({R, H});
   Tensor y = Tensor::empty({R, H}, xc.dtype(), xc.device());
   Tensor mu = Tensor::empty({R}, xc.dtype(), xc.device()), rstd = Tensor::empty({R}, xc.dtype(), xc.device());
-  backend_for(xc.device().type).layer_norm(y.desc(), mu.desc(), rstd.desc(), x2.desc(), o);
+  backend_for(xc.device().type).fused().layer_norm(y.desc(), mu.desc(), rstd.desc(), x2.desc(), o);
   std::string note = std::string(o.detach_mean ? "detach_mean " : "") + (o.detach_std ? "detach_std " : "") +
                      (o.unbiased ? "unbiased " : "biased ") + (o.eps_inside ? "eps_in_sqrt" : "eps_on_std");
   return make_result(y.view(xc.shape()), "LayerNormFused", {x},
@@ -21,7 +21,7 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o) {
                        Tensor gc = g.contiguous();
                        Tensor gx = Tensor::empty(x2.shape(), x2.dtype(), x2.device());
                        backend_for(x2.device().type)
-                           .layer_norm_backward(gx.desc(), gc.view(x2.shape()).desc(), x2.desc(), mu.desc(),
+                           .fused().layer_norm_backward(gx.desc(), gc.view(x2.shape()).desc(), x2.desc(), mu.desc(),
                                                 rstd.desc(), o);
                        return std::vector<Tensor>{gx.view(g.shape())};
                      },
