@@ -15,8 +15,8 @@ void add_threads_option(CLI::App* cmd, int* threads) {
 void apply_threads(int threads) { nl::set_num_threads(threads); }
 
 void add_device_option(CLI::App& app, std::string* device) {
-  app.add_option("--device", *device, "Device for tensors: cpu, cuda or cuda:N (default cpu)");
-  app.fallthrough();
+  // Global (before the command): fallthrough would let the task verbs' allow_extras swallow unknown flags.
+  app.add_option("--device", *device, "Device for tensors: cpu, cuda or cuda:N (default cpu); before the command");
 }
 
 void check_device_option(const std::string& device) {

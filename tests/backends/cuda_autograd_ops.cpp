@@ -117,7 +117,7 @@ TEST_CASE("conv2d and max_pool2d (composite fallbacks) match the CPU", "[cuda]")
            b = Tensor::randn({5}, 0, 1, dt);
     compare({img, w, b}, {2, 5, 5, 4}, dt,
             [](const std::vector<Variable>& v) { return conv2d(v[0], v[1], v[2], 2, 1); });
-    compare({img}, {2, 3, 5, 4}, dt, [](const std::vector<Variable>& v) { return max_pool2d(v[0], 2, 2, 1); });
+    compare({img}, {2, 3, 5, 5}, dt, [](const std::vector<Variable>& v) { return max_pool2d(v[0], 2, 2, 1); });
   }
 }
 

@@ -138,7 +138,7 @@ TEST_CASE("backend fallback: composite softmax and dropout and conv and pool mat
   check_same_on_both({img, w, b}, {2, 4, 4, 3}, dt, [](const std::vector<Variable>& v) {
     return conv2d(v[0], v[1], v[2], 2, 1);
   });
-  check_same_on_both({img}, {2, 3, 4, 3}, dt, [](const std::vector<Variable>& v) { return max_pool2d(v[0], 2, 2, 1); });
+  check_same_on_both({img}, {2, 3, 4, 4}, dt, [](const std::vector<Variable>& v) { return max_pool2d(v[0], 2, 2, 1); });
 }
 
 TEST_CASE("backend fallback: composite Adam step matches the fused CPU kernel", "[backend][fallback]") {

@@ -12,7 +12,7 @@ TEST_CASE("--device: a bad device name or a missing GPU stops before the command
   auto [rc, out] = run_cli("--device gpu train mnist");
   CHECK(rc == 1);
   CHECK_THAT(out, Contains("unknown device 'gpu'") && Contains("cpu, cuda or cuda:N"));
-  auto [rc2, out2] = run_cli("train mnist --device cuda:0");  // accepted after the command too
+  auto [rc2, out2] = run_cli("--device cuda:0 train mnist");
   CHECK(rc2 == 1);
   if (nl::device_count(nl::DeviceType::CUDA) == 0)
     CHECK_THAT(out2, Contains("no CUDA device") && Contains("use --device cpu"));
