@@ -1,4 +1,4 @@
-// The global `--device` option of the normlab binary: checked before any command runs, with an error
+// The global --device option of the normlab binary: checked before any command runs, with an error
 // that names the problem and the fix.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 using Catch::Contains;
 using nltest::run_cli;
 
-TEST_CASE("--device: a bad device name or a missing GPU stops before the command runs", "[backend][cli]") {
+TEST_CASE("device option: a bad device name or a missing GPU stops before the command runs", "[backend][cli]") {
   auto [rc, out] = run_cli("--device gpu train mnist");
   CHECK(rc == 1);
   CHECK_THAT(out, Contains("unknown device 'gpu'") && Contains("cpu, cuda or cuda:N"));
