@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 
+#include "common/cli_common.h"
 #include "common/command_registry.h"
 #include "version.h"
 
@@ -11,6 +12,9 @@ int main(int argc, char** argv) {
   CLI::App app{"normlab: a from-scratch C++ deep-learning framework for research on normalization layers"};
   app.set_version_flag("--version", std::string("normlab ") + nl::version());
   app.require_subcommand(1);
+  std::string device = "cpu";
+  nlapp::add_device_option(app, &device);
+  app.parse_complete_callback([&device] { nlapp::check_device_option(device); });
   auto& cmds = nlapp::command_registry();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.setup(app);

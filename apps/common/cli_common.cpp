@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "backends/backend.h"
 #include "backends/cpu/threads.h"
 
 namespace nlapp {
@@ -12,5 +13,19 @@ void add_threads_option(CLI::App* cmd, int* threads) {
 }
 
 void apply_threads(int threads) { nl::set_num_threads(threads); }
+
+void add_device_option(CLI::App& app, std::string* device) {
+  // Global (before the command): fallthrough would let the task verbs' allow_extras swallow unknown flags.
+  app.add_option("--device", *device, "Device for tensors: cpu, cuda or cuda:N (default cpu); before the command");
+}
+
+void check_device_option(const std::string& device) {
+  const nl::Device d = nl::parse_device(device);
+  nl::check_device(d);  // "no CUDA device: ... use --device cpu"
+  if (!d.is_cpu())
+    throw std::invalid_argument("--device " + d.str() + ": the normlab commands do not yet move task models and "
+                                "batches to the GPU (the CUDA backend is reached from the library through "
+                                "Tensor::to; see docs/cuda.md); use --device cpu");
+}
 
 }  // namespace nlapp

@@ -10,4 +10,13 @@ void add_threads_option(CLI::App* cmd, int* threads);
 /// Applies the thread count (nl::set_num_threads); throws std::invalid_argument if < 1.
 void apply_threads(int threads);
 
+/// Adds the global `--device cpu|cuda[:N]` option (default cpu) to the top-level app, given before the
+/// command (`normlab --device cuda:0 train ...`). The value is checked before the command runs
+/// (check_device_option).
+void add_device_option(CLI::App& app, std::string* device);
+/// Parses and checks `--device`: throws std::invalid_argument for a bad name, "no CUDA device: ... use
+/// --device cpu" without a GPU (or a CUDA-less build), and, for an existing GPU, that the commands still
+/// place models and batches on the CPU (the CUDA backend runs ops on tensors moved with Tensor::to).
+void check_device_option(const std::string& device);
+
 }  // namespace nlapp

@@ -16,7 +16,7 @@ GradcheckResult gradcheck(const std::function<Variable(const std::vector<Variabl
   // A fixed random projection makes every output element matter, not just their sum.
   Variable out0 = f(inputs);
   auto [s, o] = rng_state();
-  Tensor w = Tensor::randn(out0.shape(), 0.0, 1.0, DType::Float64);
+  Tensor w = Tensor::randn(out0.shape(), 0.0, 1.0, DType::Float64).to(out0.data().device());
   set_rng_state(s, o);
   auto scalar = [&](const std::vector<Variable>& in) { return sum(mul(f(in), Variable(w))); };
   for (auto v : inputs) v.zero_grad();
@@ -28,19 +28,30 @@ GradcheckResult gradcheck(const std::function<Variable(const std::vector<Variabl
   for (size_t i = 0; i < inputs.size(); ++i) {
     Tensor x = inputs[i].data();
     if (!x.is_contiguous()) throw std::invalid_argument("gradcheck: inputs must be contiguous");
-    Tensor ga = inputs[i].grad().defined() ? inputs[i].grad().contiguous() : Tensor::zeros(x.shape(), DType::Float64);
+    Tensor ga = inputs[i].grad().defined() ? inputs[i].grad().to(Device::cpu()).contiguous()
+                                           : Tensor::zeros(x.shape(), DType::Float64);
     const double* a = ga.data<double>();
-    double* xp = x.data<double>();
+    // Host tensors are perturbed in place through the pointer; device tensors one element view at a time.
+    const Tensor xh = x.to(Device::cpu());
+    const double* x0 = xh.data<double>();
+    double* xp = x.device().is_cpu() ? x.data<double>() : nullptr;
+    const Tensor xflat = x.view({-1});
+    auto set = [&](int64_t j, double v) {
+      if (xp)
+        xp[j] = v;
+      else
+        xflat.slice(0, j, j + 1).fill_(v);
+    };
     for (int64_t j = 0; j < x.numel(); ++j) {
-      const double keep = xp[j];
+      const double keep = x0[j];
       double fp, fm;
       {
         NoGradGuard ng;
-        xp[j] = keep + eps;
+        set(j, keep + eps);
         fp = scalar(inputs).item();
-        xp[j] = keep - eps;
+        set(j, keep - eps);
         fm = scalar(inputs).item();
-        xp[j] = keep;
+        set(j, keep);
       }
       const double num = (fp - fm) / (2 * eps);
       const double err = std::abs(a[j] - num);

@@ -1,7 +1,13 @@
+// Backend lookup. The built-in backends are reached through direct calls (cpu_backend(), and
+// cuda::backend() when NORMLAB_WITH_CUDA), so a static link of libnormlab keeps them: nothing depends on
+// a static initialiser in a translation unit that the linker could drop.
 #include <stdexcept>
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backend.h"
+#ifdef NORMLAB_WITH_CUDA
+#include "backends/cuda/cuda_entry.h"
+#endif
 
 namespace nl {
 namespace {
@@ -9,20 +15,51 @@ Backend*& slot(DeviceType t) {
   static Backend* slots[2] = {nullptr, nullptr};
   return slots[static_cast<int>(t)];
 }
+Backend* builtin(DeviceType t) {
+  if (t == DeviceType::CPU) return &cpu_backend();
+#ifdef NORMLAB_WITH_CUDA
+  if (t == DeviceType::CUDA) return &cuda::backend();
+#endif
+  return nullptr;
+}
 }  // namespace
 
 void register_backend(DeviceType t, Backend* b) { slot(t) = b; }
 
-// The CPU backend is compiled into every build (backend_for falls back to it), so it is always there.
-bool backend_available(DeviceType t) { return t == DeviceType::CPU || slot(t) != nullptr; }
+bool backend_built(DeviceType t) { return slot(t) != nullptr || builtin(t) != nullptr; }
+
+int device_count(DeviceType t) {
+  if (t == DeviceType::CPU) return 1;
+  if (slot(t)) return 1;
+#ifdef NORMLAB_WITH_CUDA
+  if (t == DeviceType::CUDA) return cuda::device_count();
+#endif
+  return 0;
+}
+
+bool backend_available(DeviceType t) { return device_count(t) > 0; }
 
 Backend& backend_for(DeviceType t) {
   if (Backend* b = slot(t)) return *b;
-  if (t == DeviceType::CPU) return cpu_backend();
-  if (t == DeviceType::CUDA)
-    throw std::runtime_error(
-        "CUDA backend not available: normlab was built without nvcc or no GPU is present "
-        "(rebuild with the CUDA toolkit installed, or use --device cpu)");
-  throw std::runtime_error("CPU backend not registered (link the normlab library fully)");
+  if (Backend* b = builtin(t)) return *b;
+  throw std::runtime_error(
+      "CUDA backend not available: normlab was built without nvcc "
+      "(rebuild with the CUDA toolkit under /usr/local/cuda and -DNORMLAB_CUDA=ON, or use --device cpu)");
 }
+
+void check_device(Device d) {
+  if (d.is_cpu()) return;
+  const int n = device_count(d.type);
+  if (n == 0)
+    throw std::invalid_argument(
+        "no CUDA device: " +
+        std::string(backend_built(d.type) ? "normlab has the CUDA backend but the driver reports no GPU"
+                                          : "normlab was built without the CUDA backend (no nvcc at build time)") +
+        "; use --device cpu");
+  if (d.index < 0 || d.index >= n)
+    throw std::invalid_argument("device " + d.str() + " does not exist: " + std::to_string(n) +
+                                " CUDA device(s) present (cuda:0 .. cuda:" + std::to_string(n - 1) +
+                                "); pick one of them or use --device cpu");
+}
+
 }  // namespace nl

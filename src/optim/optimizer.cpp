@@ -190,7 +190,7 @@ void Adam::step() {
       ++st.step;
       const Tensor gc = grad.contiguous();
       AdamKernelOpts o{grp.lr, opts_.beta1, opts_.beta2, opts_.eps, grp.weight_decay, decoupled_, st.step};
-      backend_for(data.device().type).adam_step(data.desc(), gc.desc(), m.desc(), v.desc(), o);
+      backend_for(data.device().type).fused().adam_step(data.desc(), gc.desc(), m.desc(), v.desc(), o);
       data.bump_version();
       m.bump_version();
       v.bump_version();

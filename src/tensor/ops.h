@@ -117,6 +117,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 
 /// Throws std::invalid_argument naming `op` if a and b differ in dtype or device.
 void check_same(const Tensor& a, const Tensor& b, const char* op);
+/// Throws std::invalid_argument naming `op`, both devices and the fix when a and b live on different
+/// devices (a kernel must never receive a pointer of another device).
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 /// Throws std::invalid_argument naming `op` if x is undefined or not float32/float64
 /// ("exp: expects a float tensor, got int64; convert with .to(DType::Float32)"). Ops call it before
 /// any kernel runs, so no error is raised inside a parallel region.

@@ -10,9 +10,13 @@ void check_same(const Tensor& a, const Tensor& b, const char* op) {
   if (a.dtype() != b.dtype())
     throw std::invalid_argument(std::string(op) + ": dtype mismatch (" + dtype_name(a.dtype()) + " vs " +
                                 dtype_name(b.dtype()) + "); convert one with .to(dtype)");
+  check_same_device(a, b, op);
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
   if (a.device() != b.device())
     throw std::invalid_argument(std::string(op) + ": tensors on different devices (" + a.device().str() + " vs " +
-                                b.device().str() + ")");
+                                b.device().str() + "); move one with .to(Device)");
 }
 
 void check_floating(const Tensor& x, const char* op) {
@@ -127,7 +131,7 @@ Tensor gt(const Tensor& x, double v) { return unary(UnaryOp::GtScalar, x, v); }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_same(a, b, "where");
-  if (cond.device() != a.device()) throw std::invalid_argument("where: condition on another device");
+  check_same_device(cond, a, "where (condition)");
   Shape s = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = Tensor::empty(s, a.dtype(), a.device());
   backend_for(a.device().type).where(out.desc(), cond.expand(s).desc(), a.expand(s).desc(), b.expand(s).desc());

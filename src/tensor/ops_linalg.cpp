@@ -78,7 +78,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const int64_t rows = a2.size(0);
     Tensor out = Tensor::empty({rows, N}, a.dtype(), a.device());
     if (rows && N)
-      be.gemm(a.dtype(), A.trans, B.trans, rows, N, K, 1.0, raw(A.t), A.ld, 0, raw(B.t), B.ld, 0, 0.0, raw(out), N, 0, 1);
+      be.gemm(a.dtype(), A.trans, B.trans, rows, N, K, 1.0, raw(A.t), A.ld, 0, raw(B.t), B.ld, 0, 0.0, raw(out), N, 0, 1, a.device().index);
     lead.push_back(M);
     lead.push_back(N);
     return out.view(lead);
@@ -95,7 +95,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty({nb, M, N}, a.dtype(), a.device());
   if (nb && M && N)
     be.gemm(a.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, A.batch_stride, raw(B.t), B.ld,
-            B.batch_stride, 0.0, raw(out), N, M * N, nb);
+            B.batch_stride, 0.0, raw(out), N, M * N, nb, a.device().index);
   Shape os = batch;
   os.insert(os.end(), {M, N});
   return out.view(os);

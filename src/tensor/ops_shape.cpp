@@ -42,6 +42,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   if (index.dtype() != DType::Int64 || index.dim() != 1)
     throw std::invalid_argument("index_select: index must be a 1-d int64 tensor, got " + dtype_name(index.dtype()) +
                                 " " + shape_str(index.shape()));
+  check_same_device(x, index, "index_select");
   const int d = wrap_dim(dim, x.dim(), "index_select");
   Tensor xt = x.transpose(0, d).contiguous();
   Shape s = xt.shape();
@@ -55,6 +56,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   if (index.dtype() != DType::Int64 || index.dim() != x.dim())
     throw std::invalid_argument("gather: index must be int64 with " + std::to_string(x.dim()) + " dims, got " +
                                 dtype_name(index.dtype()) + " " + shape_str(index.shape()));
+  check_same_device(x, index, "gather");
   const int d = wrap_dim(dim, x.dim(), "gather");
   for (int i = 0; i < x.dim(); ++i)
     if (i != d && index.size(i) != x.size(i))
@@ -69,6 +71,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 Tensor embedding(const Tensor& table, const Tensor& ids) {
   if (table.dim() != 2) throw std::invalid_argument("embedding: table must be [V, D], got " + shape_str(table.shape()));
   if (ids.dtype() != DType::Int64) throw std::invalid_argument("embedding: ids must be int64");
+  check_same_device(table, ids, "embedding");
   Shape s = ids.shape();
   s.push_back(table.size(1));
   Tensor out = Tensor::empty(s, table.dtype(), table.device());
@@ -85,7 +88,7 @@ Tensor softmax_along(const Tensor& x, int64_t dim, bool log) {
   if (x.numel() == 0) return Tensor::empty(x.shape(), x.dtype(), x.device());  // PyTorch: empty in, empty out
   Tensor xt = (d == x.dim() - 1 ? x : x.transpose(d, -1)).contiguous();
   Tensor out = Tensor::empty(xt.shape(), x.dtype(), x.device());
-  backend_for(x.device().type).softmax(out.desc(), xt.desc(), log);
+  backend_for(x.device().type).fused().softmax(out.desc(), xt.desc(), log);
   return d == x.dim() - 1 ? out : out.transpose(d, -1).contiguous();
 }
 }  // namespace

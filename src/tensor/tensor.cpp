@@ -47,6 +47,7 @@ void set_rng_state(uint64_t seed, uint64_t offset) {
 
 // ---------------- factories ----------------
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  if (!device.is_cpu()) check_device(device);  // "no CUDA device: ... use --device cpu"
   const int64_t n = shape_numel(shape);  // throws on negative extents and on more than 2^63 elements
   const size_t esz = dtype_size(dtype);
   if ((uint64_t)n > (uint64_t)PTRDIFF_MAX / esz)
@@ -124,6 +125,7 @@ Desc Tensor::desc() const {
   Desc d;
   d.data = raw_data();
   d.dtype = dtype_;
+  d.device_index = device().index;
   d.ndim = dim();
   for (int i = 0; i < dim(); ++i) {
     d.shape[i] = shape_[i];
@@ -352,9 +354,9 @@ Tensor Tensor::to(Device dev) const {
   Tensor t = empty(shape_, dtype_, dev);
   size_t n = (size_t)numel() * dtype_size(dtype_);
   if (dev.is_cpu())
-    be(src.device()).copy_to_host(t.raw_data(), src.raw_data(), n);
+    be(src.device()).copy_to_host(t.raw_data(), src.raw_data(), n, src.device().index);
   else if (src.device().is_cpu())
-    be(dev).copy_from_host(t.raw_data(), src.raw_data(), n);
+    be(dev).copy_from_host(t.raw_data(), src.raw_data(), n, dev.index);
   else
     return src.to(Device::cpu()).to(dev);
   return t;

@@ -26,8 +26,8 @@ TEST_CASE("softmax and log_softmax over zero columns return an empty tensor of t
   CHECK(v.grad().shape() == Shape{3, 0});
   // The kernel itself with zero columns writes nothing and does not divide by zero.
   Tensor in = Tensor::zeros({3, 0}), out = Tensor::zeros({3, 0});
-  backend_for(DeviceType::CPU).softmax(out.desc(), in.desc(), false);
-  backend_for(DeviceType::CPU).softmax_backward(out.desc(), in.desc(), in.desc(), true);
+  backend_for(DeviceType::CPU).fused().softmax(out.desc(), in.desc(), false);
+  backend_for(DeviceType::CPU).fused().softmax_backward(out.desc(), in.desc(), in.desc(), true);
 }
 
 TEST_CASE("matmul refuses extents beyond 2^31 - 1 before copying or calling BLAS", "[tensor][limits]") {
@@ -40,10 +40,10 @@ TEST_CASE("matmul refuses extents beyond 2^31 - 1 before copying or calling BLAS
   // The backend kernel checks too (callers such as linear's backward pass it extents directly).
   float x = 0;
   CHECK_THROWS_WITH(backend_for(DeviceType::CPU).gemm(DType::Float32, false, false, big, 1, 1, 1.0, &x, 1, 0, &x, 1, 0,
-                                                      0.0, &x, 1, 0, 1),
+                                                      0.0, &x, 1, 0, 1, 0),
                     Contains("M = 2147483648"));
   CHECK_THROWS_WITH(backend_for(DeviceType::CPU).gemm(DType::Int64, false, false, 1, 1, 1, 1.0, &x, 1, 0, &x, 1, 0,
-                                                      0.0, &x, 1, 0, 1),
+                                                      0.0, &x, 1, 0, 1, 0),
                     Contains("expects float tensors, got int64"));
 }
 

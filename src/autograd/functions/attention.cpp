@@ -69,7 +69,7 @@ void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64
   auto* pc = static_cast<char*>(c.desc().data);
   for (int64_t i = 0; i < B; ++i)
     be.gemm(c.dtype(), ta, tb, M, N, K, 1.0, pa + i * sa[0] * es, sa[2], sa[1], pb + i * sb[0] * es, sb[2], sb[1], 0.0,
-            pc + i * sc[0] * es, sc[2], sc[1], H);
+            pc + i * sc[0] * es, sc[2], sc[1], H, c.device().index);
 }
 
 // An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that
@@ -132,7 +132,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   Tensor p = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
   batched_gemm(p, false, true, Tq, Tk, dh, qc, kc);
   Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
-  be.attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
+  be.fused().attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
   Tensor out = empty_heads_last(B, H, Tq, dv, dt, dev);
   batched_gemm(out, false, false, Tq, dv, Tk, pd, vc);
   pd = Tensor();
@@ -149,7 +149,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
         Tensor gs = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // dO V^T -> dL/d(raw scores)
         batched_gemm(gs, false, true, Tq, Tk, dv, g, vc);
         Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // regenerated dropped weights
-        backend_for(dev.type).attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
+        backend_for(dev.type).fused().attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
         // Gradients are written heads-last, so the head split's backward (transpose + reshape) is free.
         std::vector<Tensor> r(3);
         if (need[0]) batched_gemm(r[0] = empty_heads_last(B, H, Tq, dh, dt, dev), false, false, Tq, dh, Tk, gs, kc);

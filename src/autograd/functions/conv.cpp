@@ -22,7 +22,7 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t
   Tensor xc = x.data().contiguous();
   Backend& be = backend_for(xc.device().type);
   Tensor cols = Tensor::empty({CKK, L}, xc.dtype(), xc.device());
-  be.im2col(cols.desc(), xc.desc(), g);
+  be.fused().im2col(cols.desc(), xc.desc(), g);
   Tensor w2 = w.data().reshape({O, CKK});
   Tensor y2 = nl::matmul(w2, cols);  // [O, N*OH*OW]
   if (b.defined()) binary_into(BinaryOp::Add, y2, y2, b.data().view({O, 1}));
@@ -40,7 +40,7 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t
                        if (n[0]) {
                          Tensor dcols = nl::matmul(w2.transpose(0, 1), g2);
                          Tensor gx = Tensor::zeros({g.N, g.C, g.H, g.W}, gy.dtype(), gy.device());
-                         backend_for(gy.device().type).col2im(gx.desc(), dcols.desc(), g);
+                         backend_for(gy.device().type).fused().col2im(gx.desc(), dcols.desc(), g);
                          r[0] = gx;
                        }
                        return r;
@@ -58,11 +58,11 @@ Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride, int64_t p
   Tensor xc = x.data().contiguous();
   Tensor y = Tensor::empty({g.N, g.C, g.OH(), g.OW()}, xc.dtype(), xc.device());
   Tensor idx = Tensor::empty(y.shape(), DType::Int64, xc.device());
-  backend_for(xc.device().type).maxpool2d(y.desc(), idx.desc(), xc.desc(), g);
+  backend_for(xc.device().type).fused().maxpool2d(y.desc(), idx.desc(), xc.desc(), g);
   return make_result(y, "MaxPool2d", {x},
                      [idx, g](const Tensor& gy, const std::vector<bool>&) {
                        Tensor gx = Tensor::zeros({g.N, g.C, g.H, g.W}, gy.dtype(), gy.device());
-                       backend_for(gy.device().type).maxpool2d_backward(gx.desc(), gy.contiguous().desc(), idx.desc(), g);
+                       backend_for(gy.device().type).fused().maxpool2d_backward(gx.desc(), gy.contiguous().desc(), idx.desc(), g);
                        return std::vector<Tensor>{gx};
                      },
                      {saved(idx, "arg-max indices")}, "kernel=" + std::to_string(kernel));

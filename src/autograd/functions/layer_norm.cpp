@@ -20,7 +20,7 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o, const Va
   Tensor x2 = xc.view({R, H});
   Tensor y = Tensor::empty({R, H}, xc.dtype(), xc.device());
   Tensor mu = Tensor::empty({R}, xc.dtype(), xc.device()), rstd = Tensor::empty({R}, xc.dtype(), xc.device());
-  backend_for(xc.device().type).layer_norm(y.desc(), mu.desc(), rstd.desc(), x2.desc(), opt(w), opt(b), o);
+  backend_for(xc.device().type).fused().layer_norm(y.desc(), mu.desc(), rstd.desc(), x2.desc(), opt(w), opt(b), o);
   std::string note = std::string(o.detach_mean ? "detach_mean " : "") + (o.detach_std ? "detach_std " : "") +
                      (o.unbiased ? "unbiased " : "biased ") + (o.eps_inside ? "eps_in_sqrt" : "eps_on_std") +
                      (w.defined() ? " affine" : "");
@@ -40,7 +40,7 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o, const Va
                        if (w.defined() && need[k++]) gw = Tensor::empty({H}, x2.dtype(), x2.device());
                        if (has_b && need[k++]) gb = Tensor::empty({H}, x2.dtype(), x2.device());
                        backend_for(x2.device().type)
-                           .layer_norm_backward(gx.desc(), opt(gw), opt(gb), gc.view(x2.shape()).desc(), x2.desc(),
+                           .fused().layer_norm_backward(gx.desc(), opt(gw), opt(gb), gc.view(x2.shape()).desc(), x2.desc(),
                                                 mu.desc(), rstd.desc(), opt(w), o);
                        std::vector<Tensor> r{gx.view(g.shape())};
                        if (w.defined()) r.push_back(gw);

@@ -14,7 +14,7 @@ Variable softmax_impl(const Variable& x, int64_t dim, bool log) {
                        Tensor yt = last ? y : y.transpose(d, -1).contiguous();
                        Tensor gt = (last ? g : g.transpose(d, -1)).contiguous();
                        Tensor gi = Tensor::empty(yt.shape(), y.dtype(), y.device());
-                       backend_for(y.device().type).softmax_backward(gi.desc(), gt.desc(), yt.desc(), log);
+                       backend_for(y.device().type).fused().softmax_backward(gi.desc(), gt.desc(), yt.desc(), log);
                        return std::vector<Tensor>{last ? gi : gi.transpose(d, -1).contiguous()};
                      },
                      {saved(y, "output")});
@@ -36,8 +36,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double eps,
   const int64_t N = x.size(0);
   Tensor loss = Tensor::empty({N}, x.dtype(), x.device());
   Tensor prob = Tensor::empty(x.shape(), x.dtype(), x.device());
-  Tensor td = target.contiguous();
-  backend_for(x.device().type).cross_entropy(loss.desc(), prob.desc(), x.desc(), td.desc(), ignore_index, eps);
+  Tensor td = target.contiguous().to(x.device());  // targets may come from the host
+  backend_for(x.device().type).fused().cross_entropy(loss.desc(), prob.desc(), x.desc(), td.desc(), ignore_index, eps);
   int64_t valid = 0;
   const int64_t* tp = t.data<int64_t>();
   for (int64_t i = 0; i < N; ++i) valid += tp[i] != ignore_index;
@@ -48,7 +48,7 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double eps,
                        Tensor gl = Tensor::full({N}, g.item() / denom, prob.dtype(), prob.device());
                        Tensor gx = Tensor::empty(prob.shape(), prob.dtype(), prob.device());
                        backend_for(prob.device().type)
-                           .cross_entropy_backward(gx.desc(), gl.desc(), prob.desc(), td.desc(), ignore_index, eps);
+                           .fused().cross_entropy_backward(gx.desc(), gl.desc(), prob.desc(), td.desc(), ignore_index, eps);
                        return std::vector<Tensor>{gx};
                      },
                      {saved(prob, "softmax probabilities"), saved(td, "target")},
@@ -63,12 +63,12 @@ Variable dropout(const Variable& x, double p, bool training) {
   Tensor in = x.data().contiguous();
   const auto [seed, offset] = next_random_offset((uint64_t)in.numel());
   Tensor out = Tensor::empty(in.shape(), in.dtype(), in.device());
-  backend_for(in.device().type).dropout(out.desc(), in.desc(), p, seed, offset);
+  backend_for(in.device().type).fused().dropout(out.desc(), in.desc(), p, seed, offset);
   return make_result(out, "Dropout", {x},
                      [p, seed = seed, offset = offset](const Tensor& g, const std::vector<bool>&) {
                        Tensor gc = g.contiguous();
                        Tensor gx = Tensor::empty(gc.shape(), gc.dtype(), gc.device());
-                       backend_for(gc.device().type).dropout(gx.desc(), gc.desc(), p, seed, offset);
+                       backend_for(gc.device().type).fused().dropout(gx.desc(), gc.desc(), p, seed, offset);
                        return std::vector<Tensor>{gx};
                      },
                      {}, "p=" + std::to_string(p));

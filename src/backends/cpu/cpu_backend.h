@@ -5,17 +5,19 @@
 
 namespace nl {
 
-/// Backend implementation for DeviceType::CPU; see Backend for each method's contract.
-class CpuBackend final : public Backend {
+/// Backend implementation for DeviceType::CPU: every core kernel and its own fused kernels (it is its
+/// FusedKernels); see Backend / FusedKernels for each method's contract.
+class CpuBackend final : public Backend, public FusedKernels {
  public:
+  CpuBackend() { set_fused(this); }
   DeviceType type() const override { return DeviceType::CPU; }
   std::string name() const override { return "cpu (OpenBLAS + OpenMP)"; }
 
   void* allocate(size_t nbytes, int device_index) override;
   void deallocate(void* p, size_t nbytes, int device_index) override;
   size_t bytes_cached() const override;
-  void copy_to_host(void* dst, const void* src, size_t nbytes) override;
-  void copy_from_host(void* dst, const void* src, size_t nbytes) override;
+  void copy_to_host(void* dst, const void* src, size_t nbytes, int device_index) override;
+  void copy_from_host(void* dst, const void* src, size_t nbytes, int device_index) override;
 
   void fill(const Desc& out, double value) override;
   void copy(const Desc& out, const Desc& in) override;
@@ -27,7 +29,7 @@ class CpuBackend final : public Backend {
   void reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) override;
   void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
             int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
-            int64_t ldc, int64_t strideC, int64_t batch) override;
+            int64_t ldc, int64_t strideC, int64_t batch, int device_index) override;
   void softmax(const Desc& out, const Desc& in, bool log) override;
   void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
   void im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) override;

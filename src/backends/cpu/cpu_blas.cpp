@@ -2,29 +2,17 @@
 // BLAS once per matrix (BLAS threads do the parallel work; never called inside an OpenMP region).
 #include <cblas.h>
 
-#include <climits>
-#include <stdexcept>
-#include <string>
-#include <utility>
-
 #include "backends/cpu/cpu_backend.h"
+#include "backends/gemm_check.h"
 #include "backends/profiler.h"
 
 namespace nl {
 
 void CpuBackend::gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
                       int64_t lda, int64_t sA, const void* B, int64_t ldb, int64_t sB, double beta, void* C,
-                      int64_t ldc, int64_t sC, int64_t batch) {
+                      int64_t ldc, int64_t sC, int64_t batch, int) {
   prof::Scope prof_scope(prof::Cat::Gemm);
-  if (t != DType::Float32 && t != DType::Float64)
-    throw std::invalid_argument("matmul: expects float tensors, got " + dtype_name(t) +
-                                "; convert with .to(DType::Float32)");
-  // cblas takes int: a larger extent would be truncated into a wrong (or negative) size.
-  const std::pair<const char*, int64_t> dims[] = {{"M", M}, {"N", N}, {"K", K}, {"lda", lda}, {"ldb", ldb}, {"ldc", ldc}};
-  for (const auto& [name, v] : dims)
-    if (v < 0 || v > INT_MAX)
-      throw std::invalid_argument(std::string("gemm: ") + name + " = " + std::to_string(v) +
-                                  " is outside [0, 2^31 - 1], the range of BLAS's int arguments; split the product");
+  check_gemm_args(t, M, N, K, lda, ldb, ldc);
   prof::add_gemm_flops(2.0 * (double)M * (double)N * (double)K * (double)batch);
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   for (int64_t b = 0; b < batch; ++b) {

@@ -6,79 +6,12 @@
 #include "backends/profiler.h"
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/strided.h"
+#include "backends/elementwise_math.h"
 
 namespace nl {
 using cpu::for_each_row;
 using cpu::uniform01;
 
-namespace {
-template <typename T>
-inline T unary_apply(UnaryOp op, T x, double a, double b) {
-  using std::exp, std::log, std::sqrt, std::tanh, std::abs, std::pow, std::erf;
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case UnaryOp::Neg: return -x;
-      case UnaryOp::Exp: return exp(x);
-      case UnaryOp::Log: return log(x);
-      case UnaryOp::Sqrt: return sqrt(x);
-      case UnaryOp::Rsqrt: return T(1) / sqrt(x);
-      case UnaryOp::Tanh: return tanh(x);
-      case UnaryOp::Sigmoid: return T(1) / (T(1) + exp(-x));
-      case UnaryOp::Relu: return x > T(0) ? x : T(0);
-      case UnaryOp::Gelu: return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2)));
-      case UnaryOp::GeluGrad: {
-        T cdf = T(0.5) * (T(1) + erf(x * T(M_SQRT1_2)));
-        T pdf = exp(T(-0.5) * x * x) * T(0.3989422804014327);
-        return cdf + x * pdf;
-      }
-      case UnaryOp::Abs: return abs(x);
-      case UnaryOp::Square: return x * x;
-      case UnaryOp::Reciprocal: return T(1) / x;
-      case UnaryOp::Sign: return T((x > T(0)) - (x < T(0)));
-      case UnaryOp::PowScalar: return a == 2.0 ? x * x : (a == 0.5 ? sqrt(x) : T(pow(x, T(a))));
-      case UnaryOp::Affine: return T(a) * x + T(b);
-      case UnaryOp::ClampMin: return x < T(a) ? T(a) : x;
-      case UnaryOp::ClampMax: return x > T(a) ? T(a) : x;
-      case UnaryOp::GtScalar: return x > T(a) ? T(1) : T(0);
-    }
-  } else {
-    switch (op) {
-      case UnaryOp::Neg: return -x;
-      case UnaryOp::Abs: return x < 0 ? -x : x;
-      case UnaryOp::Square: return x * x;
-      case UnaryOp::Sign: return T((x > 0) - (x < 0));
-      case UnaryOp::Relu: return x > 0 ? x : 0;
-      case UnaryOp::Affine: return T(a * double(x) + b);
-      case UnaryOp::ClampMin: return x < T(a) ? T(a) : x;
-      case UnaryOp::ClampMax: return x > T(a) ? T(a) : x;
-      case UnaryOp::GtScalar: return double(x) > a ? 1 : 0;
-      default: return x;  // unreachable: CpuBackend::unary rejects these before its parallel loop
-    }
-  }
-  return x;
-}
-
-template <typename T>
-inline T binary_apply(BinaryOp op, T x, T y) {
-  switch (op) {
-    case BinaryOp::Add: return x + y;
-    case BinaryOp::Sub: return x - y;
-    case BinaryOp::Mul: return x * y;
-    case BinaryOp::Div: return x / y;
-    case BinaryOp::Pow: return T(std::pow(x, y));
-    case BinaryOp::Maximum: return x > y ? x : y;
-    case BinaryOp::Minimum: return x < y ? x : y;
-    case BinaryOp::Eq: return x == y;
-    case BinaryOp::Ne: return x != y;
-    case BinaryOp::Gt: return x > y;
-    case BinaryOp::Ge: return x >= y;
-    case BinaryOp::Lt: return x < y;
-    case BinaryOp::Le: return x <= y;
-    case BinaryOp::ReluGrad: return y > T(0) ? x : T(0);
-  }
-  return x;
-}
-}  // namespace
 
 void CpuBackend::fill(const Desc& out, double value) {
   prof::Scope prof_scope(prof::Cat::Elementwise);

@@ -88,8 +88,8 @@ size_t CpuBackend::bytes_cached() const {
   std::lock_guard<std::mutex> l(a.mu);
   return a.cached_bytes + a.live_bytes;
 }
-void CpuBackend::copy_to_host(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
-void CpuBackend::copy_from_host(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
+void CpuBackend::copy_to_host(void* dst, const void* src, size_t n, int) { std::memcpy(dst, src, n); }
+void CpuBackend::copy_from_host(void* dst, const void* src, size_t n, int) { std::memcpy(dst, src, n); }
 
 CpuBackend& cpu_backend() {
   static CpuBackend b;

@@ -7,49 +7,13 @@
 #include <algorithm>
 
 #include "backends/backend.h"
+#include "backends/coalesce.h"
 #include "backends/cpu/threads.h"
 
 namespace nl::cpu {
-
-template <int N>
-struct Coalesced {
-  int ndim = 0;
-  int64_t shape[kMaxDims];
-  int64_t st[N][kMaxDims];
-};
-
-template <int N>
-Coalesced<N> coalesce(const Desc* const (&d)[N]) {
-  Coalesced<N> c;
-  const Desc& ref = *d[0];
-  for (int i = 0; i < ref.ndim; ++i) {
-    if (ref.shape[i] == 1) continue;
-    bool merge = c.ndim > 0;
-    for (int k = 0; k < N && merge; ++k)
-      merge = c.st[k][c.ndim - 1] == d[k]->strides[i] * ref.shape[i];
-    if (merge) {
-      c.shape[c.ndim - 1] *= ref.shape[i];
-      for (int k = 0; k < N; ++k) c.st[k][c.ndim - 1] = d[k]->strides[i];
-    } else {
-      c.shape[c.ndim] = ref.shape[i];
-      for (int k = 0; k < N; ++k) c.st[k][c.ndim] = d[k]->strides[i];
-      ++c.ndim;
-    }
-  }
-  if (c.ndim == 0) {
-    c.ndim = 1;
-    c.shape[0] = 1;
-    for (int k = 0; k < N; ++k) c.st[k][0] = 1;
-  }
-  return c;
-}
-
-template <int N>
-inline int64_t ref_numel(const Coalesced<N>& c) {
-  int64_t n = 1;
-  for (int i = 0; i < c.ndim; ++i) n *= c.shape[i];
-  return n;
-}
+using nl::coalesce;
+using nl::Coalesced;
+using nl::ref_numel;
 
 /// Calls row(n, ptrs, strides) over all rows of the N operands (ptrs as char*, strides in elements).
 /// Element sizes come from each Desc's dtype.

@@ -1,0 +1,122 @@
+// Composite LayerNorm family (Xu et al. 2019, Eq. 1 and the closed-form backward of appendix B, as in
+// cpu_norm.cpp) and Adam/AdamW (Kingma & Ba 2015, Alg. 1; Loshchilov & Hutter 2019, as in
+// cpu_optim.cpp), written with core kernels.
+#include <cmath>
+
+#include "backends/composite/composite_kernels.h"
+#include "backends/composite/scratch.h"
+
+namespace nl {
+using composite::cols_of;
+using composite::reshaped;
+using composite::Scratch;
+using composite::view;
+
+void CompositeKernels::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
+                                  const Desc& weight, const Desc& bias, const NormKernelOpts& o) {
+  const int64_t H = cols_of(x), R = H ? x.numel() / H : 0;
+  if (R * H == 0) return;
+  const double nv = o.unbiased ? (double)(H - 1) : (double)H;
+  const DType t = x.dtype;
+  const int dev = x.device_index;
+  const Desc X = reshaped(x, {R, H}), Y = reshaped(y, {R, H}), M = reshaped(mean, {R}), RS = reshaped(rstd, {R});
+  if (o.center)
+    be_.reduce(ReduceOp::Mean, M, X, 1);
+  else
+    be_.fill(M, 0.0);
+  be_.binary(BinaryOp::Sub, Y, X, view(M, {R, H}, {1, 0}));  // d = x - mu
+  Scratch sq(be_, t, dev, {R, H}), var(be_, t, dev, {R});
+  be_.unary(UnaryOp::Square, sq.d(), Y, 0, 0);
+  be_.reduce(ReduceOp::Sum, var.d(), sq.d(), 1);
+  be_.unary(UnaryOp::Affine, var.d(), var.d(), 1.0 / nv, 0.0);
+  if (o.eps_inside) {  // D = sqrt(var + eps)
+    be_.unary(UnaryOp::Affine, var.d(), var.d(), 1.0, o.eps);
+    be_.unary(UnaryOp::Sqrt, var.d(), var.d(), 0, 0);
+  } else {  // D = sqrt(var) + eps
+    be_.unary(UnaryOp::Sqrt, var.d(), var.d(), 0, 0);
+    be_.unary(UnaryOp::Affine, var.d(), var.d(), 1.0, o.eps);
+  }
+  be_.unary(UnaryOp::Reciprocal, RS, var.d(), 0, 0);
+  be_.binary(BinaryOp::Mul, Y, Y, view(RS, {R, H}, {1, 0}));
+  if (weight.data) be_.binary(BinaryOp::Mul, Y, Y, view(weight, {R, H}, {0, 1}));  // y = g ⊙ n + b
+  if (bias.data) be_.binary(BinaryOp::Add, Y, Y, view(bias, {R, H}, {0, 1}));
+}
+
+void CompositeKernels::layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                           const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                           const NormKernelOpts& o) {
+  const int64_t H = cols_of(x), R = H ? x.numel() / H : 0;
+  if (R * H == 0) return;
+  const double nv = o.unbiased ? (double)(H - 1) : (double)H;
+  const bool through_mean = o.center && !o.detach_mean;
+  const DType t = x.dtype;
+  const int dev = x.device_index;
+  const Desc X = reshaped(x, {R, H}), GX = reshaped(gx, {R, H});
+  const Desc MB = view(mean, {R, H}, {1, 0}), RSB = view(rstd, {R, H}, {1, 0});
+  Scratch d(be_, t, dev, {R, H}), prod(be_, t, dev, {R, H}), S(be_, t, dev, {R}), gbar(be_, t, dev, {R}),
+      coef(be_, t, dev, {R}), gw(be_, t, dev, {weight.data ? R : 0, H});
+  be_.binary(BinaryOp::Sub, d.d(), X, MB);
+  // Parameter gradients from dL/dy (sums over rows: a reduce of the transposed [H, R] views).
+  if (gbias.data) be_.reduce(ReduceOp::Sum, reshaped(gbias, {H}), view(gy, {H, R}, {1, H}), 1);
+  if (gweight.data) {
+    be_.binary(BinaryOp::Mul, prod.d(), d.d(), RSB);  // n = (x - mu)/D
+    be_.binary(BinaryOp::Mul, prod.d(), prod.d(), reshaped(gy, {R, H}));
+    be_.reduce(ReduceOp::Sum, reshaped(gweight, {H}), prod.as({H, R}, {1, H}), 1);
+  }
+  // The formula of Eq. 1's backward runs on g ⊙ dL/dy.
+  if (weight.data) be_.binary(BinaryOp::Mul, gw.d(), reshaped(gy, {R, H}), view(weight, {R, H}, {0, 1}));
+  const Desc GY = weight.data ? gw.d() : reshaped(gy, {R, H});
+  be_.binary(BinaryOp::Mul, prod.d(), GY, d.d());
+  be_.reduce(ReduceOp::Sum, S.d(), prod.d(), 1);  // S = sum_i g_i d_i
+  if (through_mean) be_.reduce(ReduceOp::Mean, gbar.d(), GY, 1);
+  if (!o.detach_std) {  // coef = S / (n_v * s' * D^2), 0 where s' <= 0
+    Scratch D(be_, t, dev, {R}), sp(be_, t, dev, {R}), ok(be_, t, dev, {R}), zero(be_, t, dev, {1});
+    be_.unary(UnaryOp::Reciprocal, D.d(), reshaped(rstd, {R}), 0, 0);
+    be_.unary(UnaryOp::Affine, sp.d(), D.d(), 1.0, o.eps_inside ? 0.0 : -o.eps);
+    be_.binary(BinaryOp::Mul, coef.d(), sp.d(), D.d());
+    be_.binary(BinaryOp::Mul, coef.d(), coef.d(), D.d());
+    be_.unary(UnaryOp::Affine, coef.d(), coef.d(), nv, 0.0);
+    be_.binary(BinaryOp::Div, coef.d(), S.d(), coef.d());
+    be_.unary(UnaryOp::GtScalar, ok.d(), sp.d(), 0.0, 0.0);
+    be_.fill(zero.d(), 0.0);
+    be_.where(coef.d(), ok.d(), coef.d(), zero.as({R}, {0}));
+  }
+  if (through_mean)
+    be_.binary(BinaryOp::Sub, GX, GY, gbar.as({R, H}, {1, 0}));
+  else if (GX.data != GY.data)
+    be_.copy(GX, GY);
+  be_.binary(BinaryOp::Mul, GX, GX, RSB);
+  if (!o.detach_std) {
+    be_.binary(BinaryOp::Mul, prod.d(), d.d(), coef.as({R, H}, {1, 0}));
+    be_.binary(BinaryOp::Sub, GX, GX, prod.d());
+  }
+}
+
+void CompositeKernels::adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
+                                 const AdamKernelOpts& o) {
+  const int64_t n = param.numel();
+  if (n == 0) return;
+  const double bc1 = 1.0 - std::pow(o.beta1, (double)o.step), bc2 = 1.0 - std::pow(o.beta2, (double)o.step);
+  const double l2 = o.decoupled ? 0.0 : o.weight_decay, decay = o.decoupled ? 1.0 - o.lr * o.weight_decay : 1.0;
+  const DType t = param.dtype;
+  const int dev = param.device_index;
+  const Desc P = reshaped(param, {n}), G = reshaped(grad, {n}), M = reshaped(m, {n}), V = reshaped(v, {n});
+  Scratch g(be_, t, dev, {n}), tmp(be_, t, dev, {n});
+  be_.unary(UnaryOp::Affine, g.d(), P, l2, 0.0);  // Adam: g + l2 * p
+  be_.binary(BinaryOp::Add, g.d(), g.d(), G);
+  be_.unary(UnaryOp::Affine, M, M, o.beta1, 0.0);  // m = b1 m + (1 - b1) g
+  be_.unary(UnaryOp::Affine, tmp.d(), g.d(), 1.0 - o.beta1, 0.0);
+  be_.binary(BinaryOp::Add, M, M, tmp.d());
+  be_.unary(UnaryOp::Square, tmp.d(), g.d(), 0, 0);  // v = b2 v + (1 - b2) g^2
+  be_.unary(UnaryOp::Affine, tmp.d(), tmp.d(), 1.0 - o.beta2, 0.0);
+  be_.unary(UnaryOp::Affine, V, V, o.beta2, 0.0);
+  be_.binary(BinaryOp::Add, V, V, tmp.d());
+  be_.unary(UnaryOp::Sqrt, tmp.d(), V, 0, 0);  // p = decay p - lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)
+  be_.unary(UnaryOp::Affine, tmp.d(), tmp.d(), 1.0 / std::sqrt(bc2), o.eps);
+  be_.binary(BinaryOp::Div, tmp.d(), M, tmp.d());
+  be_.unary(UnaryOp::Affine, tmp.d(), tmp.d(), o.lr / bc1, 0.0);
+  be_.unary(UnaryOp::Affine, P, P, decay, 0.0);
+  be_.binary(BinaryOp::Sub, P, P, tmp.d());
+}
+
+}  // namespace nl

@@ -1,0 +1,71 @@
+#pragma once
+// The CUDA backend: one stream and one cuBLAS handle per device, a caching device allocator
+// (cuda_allocator.cpp), core kernels for float32/float64/int64 (cuda_elementwise.cu, cuda_reduce.cu,
+// cuda_index.cu), cuBLAS strided-batched GEMM (cuda_blas.cpp) and fused kernels (cuda_fused_*.cu); the
+// fused kernels it lacks come from CompositeKernels. Kernels are asynchronous: index errors found on the
+// device are recorded and thrown at the next synchronize() / copy_to_host() (see Backend).
+#include <string>
+
+#include "backends/backend.h"
+#include "backends/composite/composite_kernels.h"
+
+namespace nl::cuda {
+
+/// Fused kernels with CUDA implementations; the conv helpers (im2col, col2im, max pooling) are
+/// inherited composites.
+class CudaFused final : public CompositeKernels {
+ public:
+  using CompositeKernels::CompositeKernels;
+  void softmax(const Desc& out, const Desc& in, bool log) override;
+  void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
+  void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) override;
+  void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
+                     int64_t ignore_index, double label_smoothing) override;
+  void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob, const Desc& target,
+                              int64_t ignore_index, double label_smoothing) override;
+  void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x, const Desc& weight,
+                  const Desc& bias, const NormKernelOpts& o) override;
+  void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy, const Desc& x,
+                           const Desc& mean, const Desc& rstd, const Desc& weight, const NormKernelOpts& o) override;
+  void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
+                         const Desc& attn_mask, const AttentionKernelOpts& o) override;
+  void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs, const Desc& probs,
+                                  const AttentionKernelOpts& o) override;
+  void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
+                 const AdamKernelOpts& o) override;
+};
+
+/// Backend for DeviceType::CUDA; see Backend for each method's contract.
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend() : fused_(*this) { set_fused(&fused_); }
+  DeviceType type() const override { return DeviceType::CUDA; }
+  std::string name() const override { return "cuda (cuBLAS + normlab kernels)"; }
+
+  void* allocate(size_t nbytes, int device_index) override;
+  void deallocate(void* p, size_t nbytes, int device_index) override;
+  size_t bytes_cached() const override;
+  void copy_to_host(void* dst, const void* src, size_t nbytes, int device_index) override;
+  void copy_from_host(void* dst, const void* src, size_t nbytes, int device_index) override;
+  void synchronize(int device_index) override;
+
+  void fill(const Desc& out, double value) override;
+  void copy(const Desc& out, const Desc& in) override;
+  void unary(UnaryOp op, const Desc& out, const Desc& in, double a, double b) override;
+  void binary(BinaryOp op, const Desc& out, const Desc& x, const Desc& y) override;
+  void where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) override;
+  void random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) override;
+  void reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) override;
+  void index_select_rows(const Desc& out, const Desc& table, const Desc& idx) override;
+  void index_add_rows(const Desc& table, const Desc& idx, const Desc& src) override;
+  void gather_rows(const Desc& out, const Desc& in, const Desc& idx) override;
+  void scatter_add_rows(const Desc& gin, const Desc& idx, const Desc& g) override;
+  void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+            int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
+            int64_t ldc, int64_t strideC, int64_t batch, int device_index) override;
+
+ private:
+  CudaFused fused_;
+};
+
+}  // namespace nl::cuda

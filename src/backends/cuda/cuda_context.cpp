@@ -1,0 +1,121 @@
+// Device contexts (stream, cuBLAS handle, error record), the device count, synchronisation with the
+// report of errors found by kernels, and the process-wide CudaBackend.
+#include "backends/cuda/cuda_context.h"
+
+#include <cublas_v2.h>
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_entry.h"
+
+namespace nl::cuda {
+
+namespace {
+const char* op_name(int op) {
+  switch (op) {
+    case kIndexSelect: return "index_select_rows (embedding / index_select)";
+    case kIndexAdd: return "index_add_rows (embedding backward)";
+    case kGather: return "gather_rows (gather)";
+    case kScatterAdd: return "scatter_add_rows (gather backward)";
+    case kCrossEntropy: return "cross_entropy (target)";
+  }
+  return "unknown kernel";
+}
+
+struct Contexts {
+  std::mutex mu;
+  std::vector<std::unique_ptr<DeviceContext>> by_index;
+};
+Contexts& contexts() {
+  static auto* c = new Contexts();  // never destroyed: tensors may be freed during static teardown
+  return *c;
+}
+}  // namespace
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e) + " (" +
+                             cudaGetErrorName(e) + ")");
+}
+
+int device_count() {
+  static const int n = [] {
+    int c = 0;
+    // The count is left unwritten when the call fails (no driver / no GPU): treat that as 0.
+    return cudaGetDeviceCount(&c) == cudaSuccess ? c : 0;
+  }();
+  return n;
+}
+
+DeviceContext& context(int index) {
+  const int n = device_count();
+  if (index < 0 || index >= n)
+    throw std::invalid_argument(n == 0 ? std::string("no CUDA device: the driver reports no GPU; use --device cpu")
+                                       : "device cuda:" + std::to_string(index) + " does not exist (" +
+                                             std::to_string(n) + " CUDA device(s)); use cuda:0 .. cuda:" +
+                                             std::to_string(n - 1) + " or --device cpu");
+  thread_local int current = -1;
+  if (current != index) {
+    check(cudaSetDevice(index), "cudaSetDevice");
+    current = index;
+  }
+  Contexts& cs = contexts();
+  std::lock_guard<std::mutex> l(cs.mu);
+  if (cs.by_index.empty()) cs.by_index.resize((size_t)n);
+  auto& slot = cs.by_index[(size_t)index];
+  if (!slot) {
+    auto c = std::make_unique<DeviceContext>();
+    c->index = index;
+    check(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    cublasHandle_t h = nullptr;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed on cuda:" + std::to_string(index));
+    cublasSetStream(h, c->stream);
+    c->blas = h;
+    check(cudaHostAlloc(reinterpret_cast<void**>(&c->err_host), sizeof(ErrorRecord), cudaHostAllocMapped),
+          "cudaHostAlloc (error record)");
+    *c->err_host = ErrorRecord{kNoError, 0, 0};
+    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&c->err_dev), c->err_host, 0), "cudaHostGetDevicePointer");
+    slot = std::move(c);
+  }
+  return *slot;
+}
+
+void sync_and_check(DeviceContext& c) {
+  check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
+  volatile ErrorRecord* r = c.err_host;
+  if (r->op == kNoError) return;
+  const ErrorRecord e{r->op, r->index, r->bound};
+  r->op = kNoError;
+  throw std::out_of_range(std::string(op_name(e.op)) + " on cuda:" + std::to_string(c.index) + ": index " +
+                          std::to_string(e.index) + " out of range [0, " + std::to_string(e.bound) +
+                          ") (found by the kernel, reported at synchronisation; check the ids against the "
+                          "table / class count)");
+}
+
+Backend& backend() {
+  static CudaBackend* b = new CudaBackend();  // never destroyed (see contexts())
+  return *b;
+}
+
+void CudaBackend::synchronize(int device_index) { sync_and_check(context(device_index)); }
+
+void CudaBackend::copy_to_host(void* dst, const void* src, size_t n, int device_index) {
+  DeviceContext& c = context(device_index);
+  if (n) check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, c.stream), "cudaMemcpyAsync (to host)");
+  sync_and_check(c);
+}
+
+void CudaBackend::copy_from_host(void* dst, const void* src, size_t n, int device_index) {
+  DeviceContext& c = context(device_index);
+  if (!n) return;
+  check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c.stream), "cudaMemcpyAsync (from host)");
+  check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");  // `src` may be reused on return
+}
+
+}  // namespace nl::cuda

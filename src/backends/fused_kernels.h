@@ -1,0 +1,120 @@
+#pragma once
+// FusedKernels: the optional kernels of a backend (softmax, dropout, conv helpers, fused cross-entropy,
+// LayerNorm family, attention rows, Adam). A backend that does not provide them gets CompositeKernels
+// (backends/composite/composite_kernels.h), which computes each one from the backend's core kernels, so
+// a new backend can start with the core (backend.h) and grow. Contracts are the same for every
+// implementation; outputs are contiguous unless stated otherwise.
+#include <cstdint>
+
+#include "backends/desc.h"
+
+namespace nl {
+
+/// Parameters of a 2-D convolution / pooling window over NCHW images.
+struct Conv2dGeom {
+  int64_t N, C, H, W;      ///< input
+  int64_t kh, kw;          ///< window
+  int64_t sh, sw, ph, pw;  ///< stride, zero padding
+  int64_t OH() const { return (H + 2 * ph - kh) / sh + 1; }
+  int64_t OW() const { return (W + 2 * pw - kw) / sw + 1; }
+};
+
+/// Options of the fused LayerNorm-family kernel (Xu et al. 2019, Eq. 1 and Theorem 1).
+struct NormKernelOpts {
+  double eps = 1e-5;
+  bool unbiased = false;    ///< std with 1/(H-1) (AdaNorm code) instead of 1/H (paper, torch LN)
+  bool eps_inside = true;   ///< sqrt(var + eps) (torch) vs sqrt(var) + eps (AdaNorm code)
+  bool center = true;       ///< subtract the mean (false: RMS-style scaling)
+  bool detach_mean = false; ///< no gradient through the mean
+  bool detach_std = false;  ///< no gradient through the std
+};
+
+/// Hyper-parameters of one fused Adam/AdamW update (Kingma & Ba 2015, Alg. 1; Loshchilov & Hutter 2019).
+struct AdamKernelOpts {
+  double lr, beta1, beta2, eps, weight_decay;
+  bool decoupled;  ///< AdamW (decay applied to the weights) instead of L2 added to the gradient
+  int64_t step;    ///< 1-based step for bias correction
+};
+
+/// Shape and options of the fused attention row kernels (Vaswani et al. 2017, Eq. 1). The scores are
+/// rows r = (b * heads + h) * tq + i of a contiguous [batch * heads * tq, tk] matrix, query i, key j.
+/// Key j is blocked for row r when key_padding[b, j] != 0, attn_mask[i, j] == -inf, or (causal)
+/// j > i + (tk - tq). Dropout keeps element (r, j) when T(u) > T(dropout) for u = the uniform number
+/// of counter offset + r * tk + j of stream seed (the layout of a random fill of [B, H, tq, tk]).
+struct AttentionKernelOpts {
+  int64_t batch = 0, heads = 0, tq = 0, tk = 0;
+  double scale = 1.0;     ///< multiplies the raw scores q . k before the mask is added
+  bool causal = false;    ///< block key j > i + (tk - tq)
+  double dropout = 0.0;   ///< drop probability on the weights, in [0, 1); 0 = no dropout
+  uint64_t seed = 0, offset = 0;  ///< counter-based stream of the dropout mask (see the struct comment)
+};
+
+/// Throws std::invalid_argument naming `kernel` for options out of range (negative sizes, dropout
+/// outside [0, 1)) or scores that are not contiguous float with batch*heads*tq*tk elements.
+void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, const char* kernel);
+
+/// The optional (fused) kernels. Methods throw std::invalid_argument / std::out_of_range on bad input
+/// as documented; on an asynchronous device an index error may surface at the next synchronisation
+/// instead (Backend::synchronize), naming the kernel.
+class FusedKernels {
+ public:
+  virtual ~FusedKernels() = default;
+
+  /// Row softmax / log-softmax over the last dim of contiguous [rows, cols]; no-op when empty.
+  virtual void softmax(const Desc& out, const Desc& in, bool log) = 0;
+  /// Gradient of softmax (log=false) or log-softmax (log=true) given its output y and dL/dy.
+  virtual void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) = 0;
+  /// Inverted dropout with a regenerated mask: out[i] = in[i] / (1 - p) where uniform01(seed, offset + i)
+  /// > p (the counter stream of Backend::random), else 0. The same call with the gradient as `in` is the
+  /// backward, so no mask is stored. Contiguous in/out of one float dtype (may alias); 0 <= p < 1.
+  virtual void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) = 0;
+  /// im2col of contiguous NCHW input into cols [C*kh*kw, N*OH*OW].
+  virtual void im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) = 0;
+  /// Adjoint of im2col: accumulates cols [C*kh*kw, N*OH*OW] into zeroed gin (NCHW).
+  virtual void col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) = 0;
+  /// Max pooling; `idx` (int64, same shape as out) holds the flat h*W+w argmax per window.
+  virtual void maxpool2d(const Desc& out, const Desc& idx, const Desc& in, const Conv2dGeom& g) = 0;
+  /// Accumulates gout into zeroed gin at the argmax positions `idx` of maxpool2d.
+  virtual void maxpool2d_backward(const Desc& gin, const Desc& gout, const Desc& idx, const Conv2dGeom& g) = 0;
+  /// Fused cross-entropy over contiguous logits [N, C], targets int64 [N]: loss[i] (0 when target ==
+  /// ignore_index) and the softmax probabilities saved for backward (Szegedy et al. 2016 smoothing).
+  /// Throws std::out_of_range for a target outside [0, C) that is not ignore_index.
+  virtual void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
+                             int64_t ignore_index, double label_smoothing) = 0;
+  /// dlogits[i] = gloss[i] * (prob[i] - q_i) with q the smoothed one-hot target (0 for ignored rows).
+  virtual void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
+                                      const Desc& target, int64_t ignore_index, double label_smoothing) = 0;
+  /// Fused LayerNorm family forward over the last dim of contiguous [rows, H]: y = g ⊙ (x - mu)/D + b
+  /// (Xu et al. 2019, Eq. 1), mean[rows], rstd[rows] (rstd = 1/D). `weight` g and `bias` b are contiguous
+  /// [H] or a Desc with data == nullptr (absent: g = 1, b = 0).
+  virtual void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x, const Desc& weight,
+                          const Desc& bias, const NormKernelOpts& o) = 0;
+  /// Closed-form backward of layer_norm (Xu et al. 2019, appendix B, W1/W2/W3) applied to g ⊙ gy: gx [rows, H];
+  /// with a weight, gweight[H] = Σ_rows gy ⊙ (x - mu)/D; gbias[H] = Σ_rows gy. gweight / gbias may be absent
+  /// (data == nullptr) and are overwritten, not accumulated.
+  virtual void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                   const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                   const NormKernelOpts& o) = 0;
+  /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
+  /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
+  /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights
+  /// P_j * keep_j / (1 - dropout) into `dropped` (same shape; ignored when o.dropout == 0, where they are
+  /// P). `key_padding` is [batch, tk] and `attn_mask` [tq, tk], contiguous, in the scores' dtype, or a
+  /// Desc with data == nullptr when absent. Float dtypes only; throws std::invalid_argument on a dtype,
+  /// shape or option mismatch (before any work).
+  virtual void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores,
+                                 const Desc& key_padding, const Desc& attn_mask, const AttentionKernelOpts& o) = 0;
+  /// Attention backward row kernel: from the weights `probs` = P of attention_softmax and `gprobs` =
+  /// dL/d(dropped weights) = dO V^T (same [rows, tk] layout), regenerates the dropout mask and writes
+  ///   gscores_j = scale * P_j * (dP_j - sum_k P_k dP_k),  dP_j = gprobs_j * keep_j / (1 - dropout)
+  /// (the gradient w.r.t. the raw scores; 0 where P is 0, i.e. on blocked keys) and, when o.dropout > 0,
+  /// the dropped weights into `dropped` (for dV = dropped^T dO; ignored when o.dropout == 0).
+  /// `gscores` may alias `gprobs`. Same checks as attention_softmax.
+  virtual void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs,
+                                          const Desc& probs, const AttentionKernelOpts& o) = 0;
+  /// One Adam/AdamW step in place on contiguous param, grad, m, v (same dtype and size).
+  virtual void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
+                         const AdamKernelOpts& o) = 0;
+};
+
+}  // namespace nl
