@@ -24,7 +24,16 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void keep_mask(Backend& be, const Desc& keep, double p, uint64_t seed, uint64_t offset) {
   Scratch u(be, DType::Float64, keep.device_index, {keep.numel()});
   be.random(u.d(), false, 0.0, 1.0, seed, offset);
-  be.copy(keep, u.d());
+  // u seen with keep's shape (contiguous): a 1-d u would broadcast along keep's last dim instead.
+  Desc us = u.d();
+  us.ndim = keep.ndim;
+  int64_t stride = 1;
+  for (int i = keep.ndim - 1; i >= 0; --i) {
+    us.shape[i] = keep.shape[i];
+    us.strides[i] = stride;
+    stride *= keep.shape[i];
+  }
+  be.copy(keep, us);
   be.unary(UnaryOp::GtScalar, keep, keep, p, 0.0);
 }
 
