@@ -429,6 +429,7 @@ RunResult Trainer::run() {
     return run_loop();
   } catch (const std::exception& e) {  // the other ranks would wait for this one forever
     pg_->abort(std::string("error: ") + e.what() + "\n(aborting every rank of the job)");
+    throw;  // not reached: abort ends the job (GCC does not carry [[noreturn]] through the virtual call)
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace nl::dist {
@@ -87,6 +88,7 @@ void NcclProcessGroup::abort(const std::string& why, int exit_code) {
   if (impl_->comm) ncclCommAbort(impl_->comm);
   impl_->comm = nullptr;
   bootstrap_.abort(why, exit_code);
+  std::abort();  // not reached: the bootstrap group's abort ends the process
 }
 
 }  // namespace nl::dist
