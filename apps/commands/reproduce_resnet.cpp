@@ -2,9 +2,12 @@
 // ../shared/docs/ni-pn-details.md §5.2): task resnet-cifar once per norm (instancenorm, batchnorm,
 // layernorm, groupnorm, lng) × seeds; results.md puts our train and test accuracy (of the best-validation
 // weights) next to the slides' numbers, with the epochs and minutes actually run, and says whether the
-// slides' order LN-G > GN > LN > BN > IN holds here. A subcommand of `normlab reproduce` (order 22), as
+// slides' order LN-G > GN > LN > BN > IN holds here. Resumable: every run starts with --resume, so a second
+// call re-evaluates finished runs (keeping their first training time) and continues interrupted ones; a
+// diverged run is a row saying so, and the other norms still run. A subcommand of `normlab reproduce` (order 22), as
 // ni2024-capacity, because its table has two paper columns and the order check.
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -66,27 +69,41 @@ void run(const ResNetArgs& a) {
   for (const auto& norm : a.norms) {
     std::vector<double> train, test;
     double seconds = 0;
+    std::string diverged;
     for (int seed = 1; seed <= a.seeds; ++seed) {
       json s = base;
       s["norm"] = norm;
       s["seed"] = seed;
       s["out"] = (fs::path(a.out) / "runs" / (norm + "-seed" + std::to_string(seed))).string();
+      s["resume"] = true;  // a finished run is evaluated again from its checkpoints, an interrupted one continues
+      const fs::path done = fs::path(s.at("out").get<std::string>()) / "results.json";
+      const double earlier = fs::exists(done) ? json::parse(std::ifstream(done)).value("train_seconds", 0.0) : 0.0;
       task->setup(s);
       data = task->data_summary();
-      RunResult r = Trainer(*task, s).run();
-      train.push_back(r.test.at("train_acc"));
-      test.push_back(r.test.at("test_acc"));
-      seconds += r.train_seconds;
-      epochs = r.epochs;
-      json j = r.to_json();
+      json j;
+      try {
+        RunResult r = Trainer(*task, s).run();
+        train.push_back(r.test.at("train_acc"));
+        test.push_back(r.test.at("test_acc"));
+        seconds += earlier > 0 ? earlier : r.train_seconds;
+        epochs = r.epochs;
+        j = r.to_json();
+      } catch (const TrainingDiverged& e) {  // recorded; the other norms still run
+        diverged = "diverged at update " + std::to_string(e.update);
+        j = {{"settings", s}, {"diverged", e.what()}};
+      }
       j["norm"] = norm;
       runs.push_back(j);
       write_file_atomic(fs::path(a.out) / "results.json",
                         json{{"experiment", "ni2024-resnet"}, {"config", source}, {"runs", runs}}.dump(2) + "\n");
     }
+    const auto [ptrain, ptest] = paper_resnet_accuracy(norm);
+    if (!diverged.empty()) {  // a mean over the other seeds would hide it
+      rows.push_back({norm, diverged, diverged, format_fixed(ptrain), format_fixed(ptest), "—", "—"});
+      continue;
+    }
     train_mean[norm] = mean_of(train);
     test_mean[norm] = mean_of(test);
-    const auto [ptrain, ptest] = paper_resnet_accuracy(norm);
     rows.push_back({norm, format_mean_std(train), format_mean_std(test), format_fixed(ptrain), format_fixed(ptest), format_fixed(epochs),
                     format_fixed(seconds / 60.0 / a.seeds, 1)});
   }
