@@ -2,9 +2,9 @@
 // ../shared/docs/ni-pn-details.md §5.2): task resnet-cifar once per norm (instancenorm, batchnorm,
 // layernorm, groupnorm, lng) × seeds; results.md puts our train and test accuracy (of the best-validation
 // weights) next to the slides' numbers, with the epochs and minutes actually run, and says whether the
-// slides' order LN-G > GN > LN > BN > IN holds here. Resumable: every run starts with --resume, so a second
-// call re-evaluates finished runs (keeping their first training time) and continues interrupted ones; a
-// diverged run is a row saying so, and the other norms still run. A subcommand of `normlab reproduce` (order 22), as
+// slides' order LN-G > GN > LN > BN > IN holds here. Resumable: a second call loads the runs that finished
+// with the same settings (their results.json, first training time included) and continues interrupted
+// ones from their checkpoint_last (--resume); a diverged run is a row saying so, and the other norms still run. A subcommand of `normlab reproduce` (order 22), as
 // ni2024-capacity, because its table has two paper columns and the order check.
 #include <cmath>
 #include <fstream>
@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/command_registry.h"
+#include "engine/experiment.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
@@ -40,6 +41,16 @@ double mean_of(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x / (double)v.size();
   return v.empty() ? std::nan("") : s;
+}
+
+// The run's results.json (written by the Trainer when it finished) if its settings are this run's
+// (same_experiment); null otherwise.
+json finished_run(const json& settings) {
+  const fs::path file = fs::path(settings.at("out").get<std::string>()) / "results.json";
+  if (!fs::exists(file)) return nullptr;
+  json j = json::parse(std::ifstream(file), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("settings") || !same_experiment(j["settings"], settings)) return nullptr;
+  return j;
 }
 
 // "holds" / "does not hold (…)" for the slides' order over the norms present, by `ours` (norm -> mean).
@@ -75,19 +86,16 @@ void run(const ResNetArgs& a) {
       s["norm"] = norm;
       s["seed"] = seed;
       s["out"] = (fs::path(a.out) / "runs" / (norm + "-seed" + std::to_string(seed))).string();
-      s["resume"] = true;  // a finished run is evaluated again from its checkpoints, an interrupted one continues
-      const fs::path done = fs::path(s.at("out").get<std::string>()) / "results.json";
-      const double earlier = fs::exists(done) ? json::parse(std::ifstream(done)).value("train_seconds", 0.0) : 0.0;
+      s["resume"] = true;  // an interrupted run continues from its checkpoint_last
       task->setup(s);
       data = task->data_summary();
-      json j;
+      json j = finished_run(s);  // a finished run of the same settings is loaded, not trained or evaluated again
       try {
-        RunResult r = Trainer(*task, s).run();
-        train.push_back(r.test.at("train_acc"));
-        test.push_back(r.test.at("test_acc"));
-        seconds += earlier > 0 ? earlier : r.train_seconds;
-        epochs = r.epochs;
-        j = r.to_json();
+        if (j.is_null()) j = Trainer(*task, s).run().to_json();
+        train.push_back(j.at("test").at("train_acc").get<double>());
+        test.push_back(j.at("test").at("test_acc").get<double>());
+        seconds += j.at("train_seconds").get<double>();
+        epochs = j.at("epochs").get<double>();
       } catch (const TrainingDiverged& e) {  // recorded; the other norms still run
         diverged = "diverged at update " + std::to_string(e.update);
         j = {{"settings", s}, {"diverged", e.what()}};
