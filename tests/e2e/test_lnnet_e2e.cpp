@@ -142,3 +142,25 @@ TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finis
     CHECK(read_md() == md);                            // same numbers, and the first run's minutes
   }
 }
+
+TEST_CASE("e2e: reproduce ni2024-capacity does not train a finished run again", "[e2e][lnnet]") {
+  const fs::path mnist = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
+  const fs::path out = temp_dir("capacity-resume");
+  const std::string cmd = "reproduce ni2024-capacity --datasets mnist --groups-list 1 --width 16 --depth 1 --train-subset 200 "
+                          "--valid-size 100 --max-epoch 2 --quiet --out " + out.string();
+  auto [rc, text] = run_cli(cmd);
+  INFO(text);
+  REQUIRE(rc == 0);
+  const fs::path last = out / "runs" / "mnist-G1-seed1" / "checkpoint_last.safetensors";
+  REQUIRE(fs::exists(last));
+  const auto trained = fs::last_write_time(last);
+  const nlohmann::json first = read_json(out / "results.json");
+  auto [rc2, text2] = run_cli(cmd);
+  INFO(text2);
+  REQUIRE(rc2 == 0);
+  CHECK(fs::last_write_time(last) == trained);
+  const nlohmann::json second = read_json(out / "results.json");
+  REQUIRE(second["runs"].size() == first["runs"].size());
+  for (size_t i = 0; i < first["runs"].size(); ++i) CHECK(second["runs"][i]["test"] == first["runs"][i]["test"]);
+}
