@@ -2,10 +2,11 @@
 // ../shared/docs/ni-pn-details.md §5.2): task resnet-cifar once per norm (instancenorm, batchnorm,
 // layernorm, groupnorm, lng) × seeds; results.md puts our train and test accuracy (of the best-validation
 // weights) next to the slides' numbers, with the epochs and minutes actually run, and says whether the
-// slides' order LN-G > GN > LN > BN > IN holds here. Resumable: a second call loads the runs that finished
-// with the same settings (their results.json, first training time included) and continues interrupted
-// ones from their checkpoint_last (--resume); a diverged run is a row saying so, and the other norms still run. A subcommand of `normlab reproduce` (order 22), as
-// ni2024-capacity, because its table has two paper columns and the order check.
+// slides' order LN-G > GN > LN > BN > IN holds here. Resumable: a second call loads the runs that
+// finished with the same settings (their results.json, first training time included) and continues
+// interrupted ones from their checkpoint_last (--resume); a diverged run is a row saying so, and the other
+// norms still run. A subcommand of `normlab reproduce` (order 22), as ni2024-capacity, because its table
+// has two paper columns and the order check.
 #include <cmath>
 #include <fstream>
 #include <iostream>
