@@ -147,8 +147,9 @@ TEST_CASE("e2e: reproduce ni2024-capacity does not train a finished run again", 
   const fs::path mnist = nltest::data_path("mnist");
   NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
   const fs::path out = temp_dir("capacity-resume");
-  const std::string cmd = "reproduce ni2024-capacity --datasets mnist --groups-list 1 --width 16 --depth 1 --train-subset 200 "
-                          "--valid-size 100 --max-epoch 2 --quiet --out " + out.string();
+  const std::string cmd = "reproduce ni2024-capacity --datasets mnist --data " + mnist.string() +
+                          " --groups-list 1 --width 16 --depth 1 --train-subset 200 --valid-size 100 --max-epoch 2 --quiet --out " +
+                          out.string();
   auto [rc, text] = run_cli(cmd);
   INFO(text);
   REQUIRE(rc == 0);
