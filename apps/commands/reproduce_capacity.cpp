@@ -5,6 +5,7 @@
 // measure H of each trained model against G (panels c-d; nn/theory/ln_net_hessian.h: mean over the first
 // training batch of the sum over norm layers of the closed-form H). Writes results.json, results.md (one
 // table per dataset with both measures), train_acc_vs_groups.svg and hessian_vs_groups.svg into --out.
+// Resumable: every run starts with --resume (a finished run is evaluated again, an interrupted one goes on).
 //
 // It is a subcommand of `normlab reproduce` (registered after it, order 21) rather than a sweep flag of
 // the generic variants × seeds loop, because its rows are different models (depth 0, norm none, LN-G
@@ -138,6 +139,7 @@ void run(const CapacityArgs& a) {
         s["seed"] = seed;
         std::string tag = m.groups ? "G" + std::to_string(m.groups) : m.change.contains("depth") ? "linear-classifier" : "linear-network";
         s["out"] = (fs::path(a.out) / "runs" / (ds + "-" + tag + "-seed" + std::to_string(seed))).string();
+        s["resume"] = true;  // a finished run is evaluated again from its checkpoints, an interrupted one continues
         task->setup(s);
         data = task->data_summary();
         Trainer trainer(*task, s);

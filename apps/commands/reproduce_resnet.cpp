@@ -2,14 +2,19 @@
 // ../shared/docs/ni-pn-details.md §5.2): task resnet-cifar once per norm (instancenorm, batchnorm,
 // layernorm, groupnorm, lng) × seeds; results.md puts our train and test accuracy (of the best-validation
 // weights) next to the slides' numbers, with the epochs and minutes actually run, and says whether the
-// slides' order LN-G > GN > LN > BN > IN holds here. A subcommand of `normlab reproduce` (order 22), as
-// ni2024-capacity, because its table has two paper columns and the order check.
+// slides' order LN-G > GN > LN > BN > IN holds here. Resumable: a second call loads the runs that
+// finished with the same settings (their results.json, first training time included) and continues
+// interrupted ones from their checkpoint_last (--resume); a diverged run is a row saying so, and the other
+// norms still run. A subcommand of `normlab reproduce` (order 22), as ni2024-capacity, because its table
+// has two paper columns and the order check.
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "common/command_registry.h"
+#include "engine/experiment.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
@@ -39,6 +44,16 @@ double mean_of(const std::vector<double>& v) {
   return v.empty() ? std::nan("") : s;
 }
 
+// The run's results.json (written by the Trainer when it finished) if its settings are this run's
+// (same_experiment); null otherwise.
+json finished_run(const json& settings) {
+  const fs::path file = fs::path(settings.at("out").get<std::string>()) / "results.json";
+  if (!fs::exists(file)) return nullptr;
+  json j = json::parse(std::ifstream(file), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("settings") || !same_experiment(j["settings"], settings)) return nullptr;
+  return j;
+}
+
 // "holds" / "does not hold (…)" for the slides' order over the norms present, by `ours` (norm -> mean).
 std::string order_check(const std::map<std::string, double>& ours) {
   const std::vector<std::string> order{"lng", "groupnorm", "layernorm", "batchnorm", "instancenorm"};
@@ -66,27 +81,38 @@ void run(const ResNetArgs& a) {
   for (const auto& norm : a.norms) {
     std::vector<double> train, test;
     double seconds = 0;
+    std::string diverged;
     for (int seed = 1; seed <= a.seeds; ++seed) {
       json s = base;
       s["norm"] = norm;
       s["seed"] = seed;
       s["out"] = (fs::path(a.out) / "runs" / (norm + "-seed" + std::to_string(seed))).string();
+      s["resume"] = true;  // an interrupted run continues from its checkpoint_last
       task->setup(s);
       data = task->data_summary();
-      RunResult r = Trainer(*task, s).run();
-      train.push_back(r.test.at("train_acc"));
-      test.push_back(r.test.at("test_acc"));
-      seconds += r.train_seconds;
-      epochs = r.epochs;
-      json j = r.to_json();
+      json j = finished_run(s);  // a finished run of the same settings is loaded, not trained or evaluated again
+      try {
+        if (j.is_null()) j = Trainer(*task, s).run().to_json();
+        train.push_back(j.at("test").at("train_acc").get<double>());
+        test.push_back(j.at("test").at("test_acc").get<double>());
+        seconds += j.at("train_seconds").get<double>();
+        epochs = j.at("epochs").get<double>();
+      } catch (const TrainingDiverged& e) {  // recorded; the other norms still run
+        diverged = "diverged at update " + std::to_string(e.update);
+        j = {{"settings", s}, {"diverged", e.what()}};
+      }
       j["norm"] = norm;
       runs.push_back(j);
       write_file_atomic(fs::path(a.out) / "results.json",
                         json{{"experiment", "ni2024-resnet"}, {"config", source}, {"runs", runs}}.dump(2) + "\n");
     }
+    const auto [ptrain, ptest] = paper_resnet_accuracy(norm);
+    if (!diverged.empty()) {  // a mean over the other seeds would hide it
+      rows.push_back({norm, diverged, diverged, format_fixed(ptrain), format_fixed(ptest), "—", "—"});
+      continue;
+    }
     train_mean[norm] = mean_of(train);
     test_mean[norm] = mean_of(test);
-    const auto [ptrain, ptest] = paper_resnet_accuracy(norm);
     rows.push_back({norm, format_mean_std(train), format_mean_std(test), format_fixed(ptrain), format_fixed(ptest), format_fixed(epochs),
                     format_fixed(seconds / 60.0 / a.seeds, 1)});
   }

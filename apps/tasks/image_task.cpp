@@ -1,5 +1,7 @@
 #include "tasks/image_task.h"
 
+#include <stdexcept>
+
 #include "autograd/functions.h"
 #include "data/image_ops.h"
 
@@ -17,6 +19,12 @@ std::vector<OptionSpec> ImageTask::settings() const {
                        "Random crop (4-pixel zero padding) + left-right flip of training batches (He et al. 2016 §4.2)"));
   for (auto& o : model_settings()) v.push_back(o);
   return v;
+}
+
+int64_t ImageTask::epoch_size(uint64_t) const {
+  if (!train_)
+    throw std::logic_error("ImageTask::epoch_size: no data loaded; call setup() with the settings first");
+  return train_->num_batches();
 }
 
 void ImageTask::setup(const json& s) {

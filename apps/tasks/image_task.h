@@ -23,7 +23,9 @@ class ImageTask : public Task {
   std::vector<OptionSpec> settings() const override;
   void setup(const nlohmann::json& settings) override;
   std::string data_summary() const override { return data_.summary; }
-  int64_t epoch_size(uint64_t) const override { return train_->num_batches(); }
+  /// Batches per epoch of the loaded training split. Throws std::logic_error before setup() (bench builds
+  /// models without data, so it must not ask).
+  int64_t epoch_size(uint64_t) const override;
   std::unique_ptr<TaskBatch> train_batch(uint64_t epoch, int64_t index) const override;
   nl::Variable loss(nl::Module& model, const TaskBatch& batch) const override;
   Metrics evaluate(nl::Module& model, const std::string& split) const override;

@@ -110,3 +110,58 @@ TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e
   CHECK(read_json(out / "results.json")["runs"].size() == 2);
   CHECK(read_json(out / "runs" / "lng-seed1" / "data.json")["test_subset"] == 100);
 }
+
+TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finished runs", "[e2e][resnet][cifar10]") {
+  const fs::path cifar = nltest::data_path("cifar10");
+  NL_SKIP_IF_MISSING(cifar / "data_batch_1.bin.gz");
+  const fs::path out = temp_dir("resnet-resume");
+  // Without a norm the ReLU-free ResNet is linear: at lr 10 it reaches a non-finite loss at update 4.
+  const std::string cmd = "reproduce ni2024-resnet --data " + cifar.string() +
+                          " --norms none,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
+                          "--max-epoch 3 --lr 10 --clip-norm 0 --quiet --out " + out.string();
+  auto [rc, text] = run_cli(cmd);
+  INFO(text);
+  REQUIRE(rc == 0);
+  auto read_md = [&] {
+    std::ifstream f(out / "results.md");
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+  };
+  const std::string md = read_md();
+  CHECK_THAT(md, Contains("| none | diverged at update 4"));
+  CHECK_THAT(md, Contains("| lng  |"));
+  const fs::path last = out / "runs" / "lng-seed1" / "checkpoint_last.safetensors";
+  const fs::path result = out / "runs" / "lng-seed1" / "results.json";
+  REQUIRE(fs::exists(last));
+  const auto trained = fs::last_write_time(last), reported = fs::last_write_time(result);
+  for (int call = 2; call <= 3; ++call) {
+    auto [rc2, text2] = run_cli(cmd);
+    INFO("call " << call << ": " << text2);
+    REQUIRE(rc2 == 0);
+    CHECK(fs::last_write_time(last) == trained);      // loaded, not trained again
+    CHECK(fs::last_write_time(result) == reported);   // nor evaluated again (its training time stays)
+    CHECK(read_md() == md);                            // same numbers, and the first run's minutes
+  }
+}
+
+TEST_CASE("e2e: reproduce ni2024-capacity does not train a finished run again", "[e2e][lnnet]") {
+  const fs::path mnist = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
+  const fs::path out = temp_dir("capacity-resume");
+  const std::string cmd = "reproduce ni2024-capacity --datasets mnist --data " + mnist.string() +
+                          " --groups-list 1 --width 16 --depth 1 --train-subset 200 --valid-size 100 --max-epoch 2 --quiet --out " +
+                          out.string();
+  auto [rc, text] = run_cli(cmd);
+  INFO(text);
+  REQUIRE(rc == 0);
+  const fs::path last = out / "runs" / "mnist-G1-seed1" / "checkpoint_last.safetensors";
+  REQUIRE(fs::exists(last));
+  const auto trained = fs::last_write_time(last);
+  const nlohmann::json first = read_json(out / "results.json");
+  auto [rc2, text2] = run_cli(cmd);
+  INFO(text2);
+  REQUIRE(rc2 == 0);
+  CHECK(fs::last_write_time(last) == trained);
+  const nlohmann::json second = read_json(out / "results.json");
+  REQUIRE(second["runs"].size() == first["runs"].size());
+  for (size_t i = 0; i < first["runs"].size(); ++i) CHECK(second["runs"][i]["test"] == first["runs"][i]["test"]);
+}

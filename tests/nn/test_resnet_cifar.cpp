@@ -1,6 +1,8 @@
 // CIFAR ResNet without ReLU (Ni et al. 2024 table): shapes, the image norms' statistics, errors.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "autograd/functions.h"
 #include "nn/models/resnet_cifar.h"
 
@@ -49,4 +51,29 @@ TEST_CASE("ResNetCifar: bad depth, norm and groups", "[resnet][nn]") {
   REQUIRE_THROWS_WITH(ResNetCifar({20, "lng", 3, 3, 10}), Contains("3") && Contains("16"));
   ResNetCifar net({8, "none", 4, 3, 10});
   REQUIRE_THROWS_WITH(net(Variable(Tensor::randn({2, 1, 8, 8}))), Contains("[N, 3, H, W]"));
+}
+
+// What `reproduce ni2024-resnet` saw as lng's divergence at lr 0.1 (loss ~100 after a few updates) would be
+// an initialisation bug if the untrained network already gave such a loss: every norm's ResNet-20 must
+// start near chance, cross-entropy ln 10 = 2.30, with finite gradients.
+TEST_CASE("ResNetCifar: every norm starts near chance loss with finite gradients", "[resnet][nn]") {
+  manual_seed(5);
+  const Tensor x = Tensor::randn({16, 3, 32, 32});
+  Tensor target = Tensor::zeros({16}, DType::Int64);
+  for (int64_t i = 0; i < 16; ++i) target.data<int64_t>()[i] = i % 10;
+  for (const auto& norm : image_norm_names()) {
+    if (norm == "none") continue;  // no norm: the ReLU-free network is linear and its scale grows with depth
+    INFO(norm);
+    ResNetCifar net({20, norm, 4, 3, 10});
+    Variable loss = cross_entropy(net(Variable(x)), target);
+    CHECK(loss.data().item() > 1.5);
+    CHECK(loss.data().item() < 4.0);
+    loss.backward();
+    for (const auto& [name, p] : net.named_parameters()) {
+      double sq = 0;
+      for (float g : p.grad().to_vector<float>()) sq += (double)g * g;
+      INFO(name);
+      CHECK(std::isfinite(sq));
+    }
+  }
 }

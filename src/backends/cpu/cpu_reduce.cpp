@@ -54,6 +54,21 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
       return;
     }
   }
+  // The longest run of trailing reduced dims that is one stride apart (e.g. H x W of a per-channel sum
+  // over N, H, W): a sum over non-flat dims walks these blocks directly and computes an offset once per
+  // block instead of once per element.
+  int tail_from = in.ndim;
+  int64_t tail = 1;
+  {
+    int64_t expect = inner_stride;
+    for (int i = in.ndim - 1; i >= nouter; --i) {
+      if (in.shape[i] != 1 && in.strides[i] != expect) break;
+      tail *= in.shape[i];
+      expect = in.strides[i] * in.shape[i];
+      tail_from = i;
+    }
+  }
+  const int64_t blocks = tail > 0 ? inner / tail : 0;
   dispatch_dtype(in.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(in.data);
@@ -78,9 +93,14 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
           if (inner_flat && inner_stride == 1) {
 #pragma omp simd reduction(+ : acc)
             for (int64_t i = 0; i < inner; ++i) acc += (double)base[i];
+          } else if (inner_flat) {
+            for (int64_t i = 0; i < inner; ++i) acc += (double)base[i * inner_stride];
+          } else {
+            for (int64_t b = 0; b < blocks; ++b) {
+              const T* p = base + offset_of(b, nouter, tail_from);
+              for (int64_t i = 0; i < tail; ++i) acc += (double)p[i * inner_stride];
+            }
           }
-          else
-            for (int64_t i = 0; i < inner; ++i) acc += (double)at(i);
           if (op == ReduceOp::Mean) acc /= (double)inner;
           static_cast<T*>(out.data)[o] = static_cast<T>(acc);
           break;
