@@ -1,0 +1,132 @@
+// The tasks on a device: mnist, mt (beam-search final test included), cls and lm trained by the one
+// Trainer on "cuda:0" of a FakeDevice (the core-only test backend in the CUDA slot: host memory, the
+// composite forms of the fused kernels) give the cpu's losses and validation metric, keep every
+// parameter on the device, and their checkpoints resume across devices both ways
+// (engine/device_runs.h). Each needs its real data set and is skipped without it. No GPU is involved.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "cli_util.h"
+#include "engine/device_runs.h"
+#include "engine/run_device.h"
+#include "engine/task_cli.h"
+#include "tasks/cls/cls_task.h"
+#include "tasks/lm/lm_task.h"
+#include "tasks/mnist.h"
+#include "tasks/mt/mt_task.h"
+#include "test_paths.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Catch::Matchers::Contains;
+
+namespace {
+// Float32 everywhere; the fake device runs LayerNorm, softmax, attention, cross-entropy and Adam in
+// their composite forms, which round differently from the cpu's fused kernels.
+constexpr double kTol = 1e-6;
+
+fs::path tmp(const std::string& name) {
+  return fs::temp_directory_path() / ("normlab-device-e2e-" + name + "-" + std::to_string(::getpid()));
+}
+
+json settings(nlapp::Task& task, const std::string& config, std::map<std::string, std::string> flags) {
+  flags["threads"] = "1";
+  json s = nlapp::resolve_task_settings(task, config, flags);
+  task.setup(s);
+  return s;
+}
+
+// `normlab data prepare NAME` of the shared raw data into dir/data; returns that folder.
+fs::path prepare(const std::string& name, const fs::path& raw, const fs::path& dir, const std::string& extra = "") {
+  auto [rc, out] = nltest::run_cli("data prepare " + name + " --data " + raw.string() + " --out " +
+                                   (dir / "data").string() + extra);
+  INFO(out);
+  REQUIRE(rc == 0);
+  return dir / "data";
+}
+}  // namespace
+
+TEST_CASE("device e2e: mnist on cuda:0 (fake) trains as on the cpu and resumes across devices", "[e2e][device]") {
+  const fs::path raw = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(raw / "train-images-idx3-ubyte.gz");
+  nltest::FakeDevice fake;  // outlives the task
+  auto task = nlapp::make_mnist_task();
+  const json s = settings(*task, "", {{"data", raw.string()}, {"hidden", "32"}, {"batch_size", "16"}});
+  const fs::path dir = tmp("mnist");
+  nltest::check_cross_device_resume(*task, s, dir, 2, kTol);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("device e2e: mt on cuda:0 (fake) trains - validates - beam-searches as on the cpu", "[e2e][device][mt]") {
+  const fs::path raw = nltest::data_path("multi30k");
+  NL_SKIP_IF_MISSING(raw);
+  const fs::path dir = tmp("mt");
+  fs::remove_all(dir);
+  const fs::path data = prepare("multi30k", raw, dir, " --vocab-size 2000");
+  nltest::FakeDevice fake;  // outlives the task
+  auto task = nlapp::make_mt_task();
+  // The tiny shape of the mt e2e tests, dropout on (the same masks on both devices), greedy final test.
+  const json s = settings(*task, "multi30k",
+                          {{"data", data.string()}, {"d_model", "32"}, {"n_heads", "4"}, {"ffn_dim", "64"},
+                           {"encoder_layers", "1"}, {"decoder_layers", "1"}, {"dropout", "0.1"},
+                           {"max_tokens", "1024"}, {"warmup_updates", "10"}, {"beam", "2"}, {"max_len_b", "5"}});
+  nltest::check_cross_device_resume(*task, s, dir / "runs", 2, kTol);
+  // The final test translated on the device; the file is the same as the cpu-only run's.
+  std::ifstream a(dir / "runs" / "A" / "generate-test.txt"), c(dir / "runs" / "C" / "generate-test.txt");
+  const std::string ta((std::istreambuf_iterator<char>(a)), {}), tc((std::istreambuf_iterator<char>(c)), {});
+  CHECK(!ta.empty());
+  CHECK(ta == tc);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("device e2e: cls on cuda:0 (fake) trains as on the cpu and resumes across devices", "[e2e][device][cls]") {
+  const fs::path raw = nltest::data_path("sst5");
+  NL_SKIP_IF_MISSING(raw);
+  const fs::path dir = tmp("cls");
+  fs::remove_all(dir);
+  const fs::path data = prepare("sst5", raw, dir);
+  nltest::FakeDevice fake;  // outlives the task
+  auto task = nlapp::make_cls_task();
+  const json s = settings(*task, "sst5",
+                          {{"data", data.string()}, {"d_model", "32"}, {"n_heads", "4"}, {"ffn_dim", "64"},
+                           {"encoder_layers", "1"}, {"max_tokens", "1024"}});
+  nltest::check_cross_device_resume(*task, s, dir / "runs", 2, kTol);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("device e2e: lm (Transformer-XL memory) on cuda:0 (fake) trains as on the cpu", "[e2e][device][lm]") {
+  const fs::path data = nltest::data_path("tinyshakespeare");
+  NL_SKIP_IF_MISSING(data / "input.txt");
+  nltest::FakeDevice fake;  // outlives the task (its memory tensors live on cuda:0)
+  auto task = nlapp::make_lm_task();
+  const json s = settings(*task, "tinyshakespeare",
+                          {{"data", data.string()}, {"d_model", "32"}, {"n_heads", "4"}, {"ffn_dim", "64"},
+                           {"decoder_layers", "1"}, {"batch_size", "4"}, {"tokens_per_sample", "16"},
+                           {"mem_len", "16"}, {"eval_batch_size", "40"}, {"lr_scheduler", "fixed"},
+                           {"warmup_updates", "0"}});
+  const fs::path dir = tmp("lm");
+  nltest::check_cross_device_resume(*task, s, dir, 2, kTol);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("device e2e: a host batch fed to an mnist model on cuda:0 is a clear error", "[e2e][device]") {
+  const fs::path raw = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(raw / "train-images-idx3-ubyte.gz");
+  nltest::FakeDevice fake;
+  auto task = nlapp::make_mnist_task();
+  const json s = settings(*task, "", {{"data", raw.string()}, {"hidden", "32"}});
+  nl::manual_seed(1);
+  auto model = task->build_model(s);
+  model->to(nl::Device::cuda(0));
+  auto batch = task->train_batch(0, 0);
+  CHECK_THROWS_WITH(task->loss(*model, *batch), Contains("different devices") && Contains(".to(Device)"));
+  nlapp::to_device(*batch, model->device());
+  CHECK(std::isfinite(task->loss(*model, *batch).item()));
+}
