@@ -481,7 +481,7 @@ RunResult Trainer::run_loop() {
   progress_->message(info.name + " (seed " + std::to_string(geti(s, "seed")) + "): " + task_.data_summary() + "; " +
                      std::to_string(updates_per_epoch) + " updates/epoch, " + std::to_string(max_epoch) + " epoch(s)" +
                      (max_update > 0 ? ", at most " + std::to_string(max_update) + " updates" : ", no update limit") +
-                     "; writing to " + out().string() +
+                     "; writing to " + out().string() + (device_.is_cpu() ? "" : "; on " + device_.str()) +
                      (pg_ ? "; data parallel over " + std::to_string(W) + " rank(s) (" + pg_->backend() + ")" : ""));
   if (resumed)
     progress_->message(st.finished ? "this run already finished at update " + std::to_string(st.updates) +

@@ -19,8 +19,12 @@
 #include "engine/task_cli.h"
 #include "tasks/cls/cls_task.h"
 #include "tasks/lm/lm_task.h"
+#include "tasks/lnnet/lnnet_task.h"
 #include "tasks/mnist.h"
 #include "tasks/mt/mt_task.h"
+#include "tasks/parse/parse_task.h"
+#include "tasks/resnet_cifar/resnet_cifar_task.h"
+#include "tasks/vit_cifar/vit_cifar_task.h"
 #include "test_paths.h"
 
 namespace fs = std::filesystem;
@@ -129,4 +133,48 @@ TEST_CASE("device e2e: a host batch fed to an mnist model on cuda:0 is a clear e
   CHECK_THROWS_WITH(task->loss(*model, *batch), Contains("different devices") && Contains(".to(Device)"));
   nlapp::to_device(*batch, model->device());
   CHECK(std::isfinite(task->loss(*model, *batch).item()));
+}
+
+namespace {
+// Cheap shapes of the other tasks: a few images of the first CIFAR-10 batch, a narrow LN-Net, a small parser.
+void cross_device(std::unique_ptr<nlapp::Task> (*make)(), const std::string& name,
+                  std::map<std::string, std::string> flags, double tol = kTol) {
+  nltest::FakeDevice fake;  // outlives the task
+  auto task = make();
+  const json s = settings(*task, "", std::move(flags));
+  const fs::path dir = tmp(name);
+  nltest::check_cross_device_resume(*task, s, dir, 1, tol);
+  fs::remove_all(dir);
+}
+const std::map<std::string, std::string> kFewCifar = {
+    {"batches", "1"}, {"valid_size", "64"}, {"train_subset", "64"}, {"test_subset", "64"}, {"batch_size", "16"}};
+}  // namespace
+
+TEST_CASE("device e2e: resnet-cifar - vit-cifar - lnnet - parse on cuda:0 (fake) train as on the cpu", "[e2e][device]") {
+  SECTION("resnet-cifar") {
+    NL_SKIP_IF_MISSING(nltest::data_path("cifar10") / "data_batch_1.bin.gz");
+    auto f = kFewCifar;
+    f.insert({{"data", nltest::data_path("cifar10").string()}, {"depth", "8"}});
+    cross_device(nlapp::make_resnet_cifar_task, "resnet", f);
+  }
+  SECTION("vit-cifar") {
+    NL_SKIP_IF_MISSING(nltest::data_path("cifar10") / "data_batch_1.bin.gz");
+    auto f = kFewCifar;
+    f.insert({{"data", nltest::data_path("cifar10").string()}, {"d_model", "16"}, {"layers", "1"}, {"n_heads", "2"},
+              {"ffn_dim", "32"}, {"patch", "8"}, {"dropout", "0.1"}});
+    cross_device(nlapp::make_vit_cifar_task, "vit", f);
+  }
+  SECTION("lnnet") {
+    NL_SKIP_IF_MISSING(nltest::data_path("mnist") / "train-images-idx3-ubyte.gz");
+    cross_device(nlapp::make_lnnet_task, "lnnet",
+                 {{"data", nltest::data_path("mnist").string()}, {"width", "16"}, {"depth", "2"}, {"valid_size", "64"},
+                  {"train_subset", "64"}, {"test_subset", "64"}, {"batch_size", "16"}, {"norm", "lng"}, {"groups", "4"}});
+  }
+  SECTION("parse") {
+    NL_SKIP_IF_MISSING(nltest::data_path("ud-english-ewt") / "en_ewt-ud-train.conllu.gz");
+    cross_device(nlapp::make_parse_task, "parse",
+                 {{"data", nltest::data_path("ud-english-ewt").string()}, {"hidden", "32"}, {"embed_dim", "8"},
+                  {"batch_size", "256"}},
+                 1e-5);  // measured 1.4e-6: the cube activation amplifies the composite kernels' rounding
+  }
 }
