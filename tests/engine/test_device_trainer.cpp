@@ -10,7 +10,9 @@
 
 #include "backends/core_only_backend.h"
 #include "device_runs.h"
+#include "engine/experiment.h"
 #include "engine/run_device.h"
+#include "engine/task_cli.h"
 #include "engine/trainer.h"
 #include "nn/linear.h"
 #include "nn/norm/batch_norm.h"
@@ -170,4 +172,19 @@ TEST_CASE("device: --distributed on a GPU device is refused before any rank star
   s["device"] = "cuda:0";
   s["distributed"] = true;
   CHECK_THROWS_WITH(nlapp::Trainer(t, s), Contains("--distributed trains on the cpu only") && Contains("--device cuda:0"));
+}
+
+TEST_CASE("device: resolved settings carry the run device - which is no part of the experiment", "[engine][device]") {
+  nltest::FakeDevice fake;
+  nltest::ToyTask t;
+  CHECK(nlapp::resolve_task_settings(t, "", {})["device"] == "cpu");
+  nlapp::set_run_device(nl::Device::cuda(0));  // what `normlab --device cuda:0` does
+  const json s = nlapp::resolve_task_settings(t, "", {});
+  nlapp::set_run_device(nl::Device::cpu());
+  CHECK(s["device"] == "cuda:0");
+  json other = s;
+  other["device"] = "cpu";
+  CHECK(nlapp::same_experiment(s, other));  // a finished cpu run is not redone on the GPU
+  other["seed"] = 2;
+  CHECK_FALSE(nlapp::same_experiment(s, other));
 }
