@@ -21,6 +21,7 @@
 #include "tasks/lm/lm_task.h"
 #include "tasks/lnnet/lnnet_task.h"
 #include "tasks/mnist.h"
+#include "tasks/mt/mt_generate.h"
 #include "tasks/mt/mt_task.h"
 #include "tasks/parse/parse_task.h"
 #include "tasks/resnet_cifar/resnet_cifar_task.h"
@@ -87,6 +88,21 @@ TEST_CASE("device e2e: mt on cuda:0 (fake) trains - validates - beam-searches as
   const std::string ta((std::istreambuf_iterator<char>(a)), {}), tc((std::istreambuf_iterator<char>(c)), {});
   CHECK(!ta.empty());
   CHECK(ta == tc);
+  // generate / translate: the cpu run's checkpoint loads onto the run device (`normlab --device cuda:0
+  // generate mt`) and translates as on the cpu.
+  const fs::path ck = dir / "runs" / "A" / "checkpoint_last.safetensors";
+  const nlapp::MtModel on_cpu = nlapp::load_mt_model(ck, "");
+  nlapp::set_run_device(nl::Device::cuda(0));
+  const nlapp::MtModel on_dev = nlapp::load_mt_model(ck, "");
+  nlapp::set_run_device(nl::Device::cpu());
+  CHECK(on_cpu.model->device() == nl::Device::cpu());
+  CHECK(on_dev.model->device() == nl::Device::cuda(0));
+  CHECK(on_dev.settings["device"] == "cuda:0");
+  const nl::GenerationOptions g = nlapp::generation_options(s);
+  const auto hc = nlapp::translate_split(*on_cpu.model, *on_cpu.corpus, "valid", g, 64).text;
+  const auto hd = nlapp::translate_split(*on_dev.model, *on_dev.corpus, "valid", g, 64).text;
+  CHECK(hc.size() == 1014);
+  CHECK(hc == hd);
   fs::remove_all(dir);
 }
 
