@@ -16,8 +16,10 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
+#include "backends/backend.h"
 #include "backends/profiler.h"
 #include "report/atomic_file.h"
+#include "engine/run_device.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
@@ -73,9 +75,14 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
   }
   Trainer trainer(task, settings);
   std::unique_ptr<TaskBatch> batch = task.bench_batch(settings);
+  const nl::Device dev = trainer.device();
+  to_device(*batch, dev);  // once: the step times the update, not the host-to-device copy
   std::vector<const TaskBatch*> micro{batch.get()};
   int64_t u = 0;
-  auto step = [&] { trainer.update(micro, u++); };
+  auto step = [&] {
+    trainer.update(micro, u++);
+    if (!dev.is_cpu()) nl::backend_for(dev.type).synchronize(dev.index);  // the optimizer step's kernels too
+  };
   for (int i = 0; i < a.warmup; ++i) step();
   std::vector<double> ms, cpu;
   for (int i = 0; i < a.steps; ++i) {
@@ -122,6 +129,9 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
 
 // The same model and step in PyTorch: bench/pytorch_<task>.py (absent: no reference for that task).
 json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, int threads) {
+  const std::string device = settings.value("device", std::string("cpu"));
+  if (device != "cpu")  // a GPU step beside a CPU one would be no comparison
+    return {{"error", "the PyTorch twins run on the cpu only, so there is no reference for --device " + device}};
   auto [name, args] = task.pytorch_bench(settings);
   if (name.empty()) return {{"error", "no PyTorch twin for these settings"}};
   std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/" + name;

@@ -155,7 +155,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& args) {
   ExperimentOptions opt;
   opt.out = a.out.empty() ? "results/" + info.name : a.out;
   json base = inv.settings;
-  for (const char* k : {"out", "resume"}) base.erase(k);
+  for (const char* k : {"out", "resume", "device"}) base.erase(k);  // set per run by the runner
   std::vector<ExperimentRun> runs;
   for (int seed = 1; seed <= a.seeds; ++seed)
     for (const auto& v : a.variants) {

@@ -90,6 +90,7 @@ std::string claims(const std::vector<Model>& ms, const std::vector<double>& mean
 nl::lntheory::LnNetHessian hessian_of(Trainer& trainer, const Task& task) {
   auto* net = dynamic_cast<nl::LnNet*>(&trainer.model());
   if (!net) throw std::logic_error("reproduce ni2024-capacity: the lnnet task did not build an LnNet");
+  net->to(nl::Device::cpu());  // the closed-form Hessian reads host memory; the run (any --device) is over
   const auto batch = task.train_batch(0, 0);
   return nl::lntheory::ln_net_hessian(*net, static_cast<const ImageBatch&>(*batch).images);
 }

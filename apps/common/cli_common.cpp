@@ -4,6 +4,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/threads.h"
+#include "engine/run_device.h"
 
 namespace nlapp {
 
@@ -22,10 +23,7 @@ void add_device_option(CLI::App& app, std::string* device) {
 void check_device_option(const std::string& device) {
   const nl::Device d = nl::parse_device(device);
   nl::check_device(d);  // "no CUDA device: ... use --device cpu"
-  if (!d.is_cpu())
-    throw std::invalid_argument("--device " + d.str() + ": the normlab commands do not yet move task models and "
-                                "batches to the GPU (the CUDA backend is reached from the library through "
-                                "Tensor::to; see docs/cuda.md); use --device cpu");
+  set_run_device(d);
 }
 
 }  // namespace nlapp

@@ -14,9 +14,10 @@ void apply_threads(int threads);
 /// command (`normlab --device cuda:0 train ...`). The value is checked before the command runs
 /// (check_device_option).
 void add_device_option(CLI::App& app, std::string* device);
-/// Parses and checks `--device`: throws std::invalid_argument for a bad name, "no CUDA device: ... use
-/// --device cpu" without a GPU (or a CUDA-less build), and, for an existing GPU, that the commands still
-/// place models and batches on the CPU (the CUDA backend runs ops on tensors moved with Tensor::to).
+/// Parses and checks `--device`, then makes it the process's run device (engine/run_device.h: every
+/// run's settings["device"], where the Trainer and the commands that load models put them). Throws
+/// std::invalid_argument for a bad name, and "no CUDA device: ... use --device cpu" without a GPU (or
+/// in a CUDA-less build).
 void check_device_option(const std::string& device);
 
 }  // namespace nlapp

@@ -23,6 +23,11 @@ namespace nlapp {
 struct TaskBatch {
   virtual ~TaskBatch() = default;
   int64_t items = 0;
+  /// Every tensor the task's loss reads from this batch (undefined ones are skipped), so that
+  /// to_device (engine/run_device.h) can move the batch to the model's device. A batch that lists
+  /// none stays on the host: fine on the cpu, and on a GPU its loss stops with the ops' error
+  /// "tensors on different devices (cuda:0 vs cpu)".
+  virtual std::vector<nl::Tensor*> tensors() { return {}; }
 };
 
 /// Named metrics of an evaluation, e.g. {"acc": 87.4, "loss": 0.35}.

@@ -1,5 +1,6 @@
 #include "engine/task_cli.h"
 
+#include "engine/run_device.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
 
@@ -24,7 +25,9 @@ json resolve_task_settings(const Task& task, const std::string& config, const st
     file_cfg = schema.check_config(j, path);
   }
   if (source) *source = path;
-  return schema.resolve(file_cfg, flags);
+  json s = schema.resolve(file_cfg, flags);
+  s["device"] = run_device().str();  // not a schema setting: the global --device (engine/run_device.h)
+  return s;
 }
 
 void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {

@@ -35,7 +35,8 @@ struct TaskVerb {
 void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb);
 
 /// Resolves settings for `task` from an optional config (name or path; "" = apps/configs/<task>/
-/// default.json when it exists, else the built-in defaults) and raw flag texts. Throws
+/// default.json when it exists, else the built-in defaults) and raw flag texts, plus "device" = the
+/// process's run_device() (the global `normlab --device`; engine/run_device.h). Throws
 /// std::invalid_argument / std::runtime_error naming the bad setting, file or flag.
 nlohmann::json resolve_task_settings(const Task& task, const std::string& config,
                                      const std::map<std::string, std::string>& flags, std::string* source = nullptr);

@@ -12,6 +12,7 @@
 #include "backends/cpu/threads.h"
 #include "distributed/data_parallel.h"
 #include "distributed/world.h"
+#include "engine/run_device.h"
 #include "nn/norm/stats_sync.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
@@ -161,7 +162,9 @@ Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
   const json& s = settings_;
   nl::set_num_threads((int)geti(s, "threads"));
   nl::manual_seed((uint64_t)geti(s, "seed"));
-  model_ = task_.build_model(s);
+  device_ = settings_device(s);
+  model_ = task_.build_model(s);  // initialised on the host (same values on every device)
+  model_->to(device_);            // before the optimizer, whose state is created on the parameters' device
   params_ = model_->parameters();
   const std::string o = gets(s, "optimizer");
   const double lr = getd(s, "lr"), wd = getd(s, "weight_decay");
@@ -208,6 +211,9 @@ Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
   if (sync && !dist)
     throw std::invalid_argument("--sync-batch-stats pools batch statistics over the ranks of a --distributed run: add "
                                 "--distributed and launch with mpirun (docs/distributed.md), or drop --sync-batch-stats");
+  if (dist && !device_.is_cpu())
+    throw std::invalid_argument("--distributed trains on the cpu only (its all-reduce reads host memory): drop "
+                                "`--device " + device_.str() + "` or --distributed");
   if (dist) {
     pg_ = &nl::dist::world(s.value("dist_timeout", 600.0));
     nl::dist::broadcast_module(*pg_, *model_);
@@ -475,7 +481,7 @@ RunResult Trainer::run_loop() {
   progress_->message(info.name + " (seed " + std::to_string(geti(s, "seed")) + "): " + task_.data_summary() + "; " +
                      std::to_string(updates_per_epoch) + " updates/epoch, " + std::to_string(max_epoch) + " epoch(s)" +
                      (max_update > 0 ? ", at most " + std::to_string(max_update) + " updates" : ", no update limit") +
-                     "; writing to " + out().string() +
+                     "; writing to " + out().string() + (device_.is_cpu() ? "" : "; on " + device_.str()) +
                      (pg_ ? "; data parallel over " + std::to_string(W) + " rank(s) (" + pg_->backend() + ")" : ""));
   if (resumed)
     progress_->message(st.finished ? "this run already finished at update " + std::to_string(st.updates) +
@@ -503,6 +509,7 @@ RunResult Trainer::run_loop() {
     std::vector<const TaskBatch*> micro;
     for (int64_t j = R; j < m; j += W) {
       own.push_back(task_.train_batch((uint64_t)st.epoch, st.next_batch + j));
+      to_device(*own.back(), device_);
       micro.push_back(own.back().get());
       items += own.back()->items;
     }

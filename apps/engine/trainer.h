@@ -76,9 +76,10 @@ struct RunResult {
 /// Trains `task` (already set up) with resolved `settings` (task_schema(task).resolve(...)).
 class Trainer {
  public:
-  /// Builds the model (after seeding the global generator with settings["seed"]), the optimizer and
-  /// the schedule. Throws std::invalid_argument on inconsistent settings (e.g. a linear schedule
-  /// without --max-update).
+  /// Builds the model (after seeding the global generator with settings["seed"]), moves it to
+  /// settings["device"] (engine/run_device.h; cpu when absent), then builds the optimizer and the
+  /// schedule. Throws std::invalid_argument on inconsistent settings (e.g. a linear schedule
+  /// without --max-update) or a device that does not exist.
   Trainer(Task& task, nlohmann::json settings, TrainerHooks hooks = {});
   /// Removes the --sync-batch-stats hook it installed.
   ~Trainer();
@@ -92,6 +93,7 @@ class Trainer {
   /// backward of each (the loss scaled by 1/k for k micro-batches), the after_backward hook, clipping,
   /// the schedule's lr for update `update_index` (0-based) and the optimizer step. Returns the mean
   /// loss; a non-finite loss is returned before any backward or step. What `normlab bench` times.
+  /// The batches must be on device() already (to_device); run() moves the ones it draws.
   double update(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
 
   /// This process's rank and the number of ranks (0 and 1 without --distributed).
@@ -99,6 +101,8 @@ class Trainer {
   int world_size() const;
 
   nl::Module& model() { return *model_; }
+  /// Where the model, the optimizer state and the training batches live (settings["device"]).
+  nl::Device device() const { return device_; }
   const nlohmann::json& settings() const { return settings_; }
 
  private:
@@ -120,6 +124,7 @@ class Trainer {
   Task& task_;
   nlohmann::json settings_;
   TrainerHooks hooks_;
+  nl::Device device_;
   std::shared_ptr<nl::Module> model_;
   std::unique_ptr<nl::Optimizer> opt_;
   std::unique_ptr<nl::Schedule> sched_;

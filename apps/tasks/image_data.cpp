@@ -133,11 +133,14 @@ Metrics image_accuracy(nl::Module& model, const nl::ImageDataset& d, EvalShard s
   nl::NoGradGuard ng;
   const bool was = model.is_training();
   model.eval();
+  const nl::Device dev = model.device();
   nl::Batcher b(d, 1000, 0, /*shuffle=*/false);
   int64_t correct = 0, scored = 0;
   double loss_sum = 0;
   for (int64_t i = shard.rank; i < b.num_batches(); i += shard.world) {
     nl::Batch batch = b.batch(i);
+    batch.images = batch.images.to(dev);  // the loader's host tensors, where the model is
+    batch.labels = batch.labels.to(dev);
     nl::Variable logits = model(nl::Variable(batch.images));
     loss_sum += nl::cross_entropy(logits, batch.labels).item() * (double)batch.labels.numel();
     correct += (int64_t)nl::sum(nl::eq(nl::argmax(logits.data(), 1), batch.labels)).item();

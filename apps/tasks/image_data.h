@@ -19,6 +19,7 @@ namespace nlapp {
 /// One mini-batch of images [B, C, H, W] and labels [B].
 struct ImageBatch : TaskBatch {
   nl::Tensor images, labels;
+  std::vector<nl::Tensor*> tensors() override { return {&images, &labels}; }
 };
 
 /// Specs of the shared data settings (see the file comment); `default_dataset` is "mnist" or "cifar10".

@@ -26,6 +26,7 @@ namespace {
 
 struct ImageBatch : TaskBatch {
   nl::Tensor images, labels;
+  std::vector<nl::Tensor*> tensors() override { return {&images, &labels}; }
 };
 
 class MnistTask : public Task {

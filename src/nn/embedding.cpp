@@ -21,7 +21,7 @@ Variable Embedding::forward(const Tensor& ids) {
   if (padding_idx < 0) return embedding(weight, ids);
   // Like torch, the padding row gets no gradient: outputs at padding positions are masked (to the pad
   // row's initial value, zero), and masked_fill sends no gradient through masked entries.
-  Tensor is_pad = nl::eq(ids, Tensor::scalar((double)padding_idx, DType::Int64));
+  Tensor is_pad = nl::eq(ids, Tensor::scalar((double)padding_idx, DType::Int64, ids.device()));
   Variable out = embedding(weight, ids);
   Tensor mask = is_pad.to(weight.dtype()).unsqueeze(-1);  // [*, 1]: 1 at padding positions
   return masked_fill(out, mask, 0.0);

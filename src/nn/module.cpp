@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "backends/backend.h"
+
 namespace nl {
 
 Module::Module(std::string type_name) : type_name_(std::move(type_name)) {}
@@ -198,6 +200,27 @@ void Module::to(DType dtype) {
   for (auto& [n, t] : buffers_)
     if (t.defined() && is_floating(t.dtype())) t = t.to(dtype);
   for (auto& [_, c] : children_) c->to(dtype);
+}
+
+void Module::to(Device device) {
+  check_device(device);
+  NoGradGuard ng;
+  for (auto& [n, v] : params_) {
+    if (v.device() == device) continue;
+    const Tensor g = v.grad();
+    v.set_data(v.data().to(device));
+    if (g.defined()) v.set_grad(g.to(device));
+  }
+  for (auto& [n, t] : buffers_)
+    if (t.defined()) t = t.to(device);
+  for (auto& [_, c] : children_) c->to(device);
+}
+
+Device Module::device() const {
+  for (const auto& [_, v] : named_parameters()) return v.device();
+  for (const auto& [_, t] : named_buffers())
+    if (t.defined()) return t.device();
+  return Device::cpu();
 }
 
 void Module::train(bool on) {

@@ -88,6 +88,15 @@ class Module {
   void load_state_dict(const StateDict& sd, bool strict = true);
   /// Converts every parameter and buffer (float ones) to `dtype`, keeping names and requires_grad.
   void to(DType dtype);
+  /// Moves every parameter, its gradient and every buffer to `device`, in place: the parameters keep
+  /// their Variables (an optimizer that holds them updates the moved values), so an optimizer built
+  /// before the move still steps them, but its existing state (moments) stays where it was: move the
+  /// model before building the optimizer. Throws std::invalid_argument ("no CUDA device: ... use
+  /// --device cpu") for a device that does not exist.
+  void to(Device device);
+  /// The device of the first parameter (else of the first defined buffer; cpu for a module with
+  /// neither): where inputs of this module must live. Tasks create their eval inputs there.
+  Device device() const;
 
   // ---- mode and gradients ----
   /// Sets training mode on this module and all descendants (Dropout reads it).

@@ -21,9 +21,10 @@ double sum_sq(const Tensor& g) {
     });
     return s;
   }
-  double s = 0;
-  for (double v : g.to_vector<double>()) s += v * v;
-  return s;
+  // Elsewhere on the gradient's device (float64, so float32 gradients square without rounding; the
+  // backends' sums accumulate in double): one scalar comes back instead of the whole gradient.
+  const Tensor d = g.to(DType::Float64);
+  return sum(mul(d, d)).item();
 }
 }  // namespace
 

@@ -1,9 +1,16 @@
 // The global --device option of the normlab binary: checked before any command runs, with an error
-// that names the problem and the fix.
+// that names the problem and the fix; a device that exists reaches the run's settings.
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "backends/backend.h"
 #include "cli_util.h"
+#include "test_paths.h"
 
 using Catch::Contains;
 using nltest::run_cli;
@@ -12,10 +19,30 @@ TEST_CASE("device option: a bad device name or a missing GPU stops before the co
   auto [rc, out] = run_cli("--device gpu train mnist");
   CHECK(rc == 1);
   CHECK_THAT(out, Contains("unknown device 'gpu'") && Contains("cpu, cuda or cuda:N"));
-  auto [rc2, out2] = run_cli("--device cuda:0 train mnist");
+  auto [rc2, out2] = run_cli("--device cuda:0 train mnist --data /nonexistent-mnist");
   CHECK(rc2 == 1);
-  if (nl::device_count(nl::DeviceType::CUDA) == 0)
+  if (nl::device_count(nl::DeviceType::CUDA) == 0) {
     CHECK_THAT(out2, Contains("no CUDA device") && Contains("use --device cpu"));
-  else
-    CHECK_THAT(out2, Contains("do not yet move task models"));
+  } else {  // accepted: the command runs and stops at the missing data instead
+    CHECK_THAT(out2, Contains("/nonexistent-mnist"));
+    CHECK_THAT(out2, !Contains("no CUDA device"));
+  }
+  auto [rc3, out3] = run_cli("--device cuda:99 train mnist");
+  CHECK(rc3 == 1);
+  CHECK_THAT(out3, Contains("no CUDA device") || Contains("cuda:99 does not exist"));
+}
+
+TEST_CASE("device option: the run records the device it trained on", "[backend][cli]") {
+  const std::filesystem::path raw = nltest::data_path("mnist");
+  NL_SKIP_IF_MISSING(raw / "train-images-idx3-ubyte.gz");
+  const auto out = std::filesystem::temp_directory_path() / ("normlab-device-option-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(out);
+  auto [rc, text] = run_cli("--device cpu train mnist --data " + raw.string() + " --out " + out.string() +
+                            " --hidden 8 --max-update 1 --quiet");
+  INFO(text);
+  REQUIRE(rc == 0);
+  std::ifstream f(out / "results.json");
+  const auto res = nlohmann::json::parse(f);
+  CHECK(res["settings"]["device"] == "cpu");
+  std::filesystem::remove_all(out);
 }

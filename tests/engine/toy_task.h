@@ -13,6 +13,7 @@ namespace nltest {
 
 struct ToyBatch : nlapp::TaskBatch {
   nl::Tensor x, y;
+  std::vector<nl::Tensor*> tensors() override { return {&x, &y}; }
 };
 
 class ToyTask : public nlapp::Task {
@@ -56,7 +57,7 @@ class ToyTask : public nlapp::Task {
   }
   nlapp::Metrics evaluate(nl::Module& m, const std::string&) const override {
     nl::NoGradGuard ng;
-    nl::Tensor d = nl::sub(m(nl::Variable(x_)).data(), y_);
+    nl::Tensor d = nl::sub(m(nl::Variable(x_.to(m.device()))).data(), y_.to(m.device()));
     return {{"mse", nl::mean(nl::mul(d, d)).item()}};
   }
   double paper_reference(const nlohmann::json&) const override { return std::nan(""); }

@@ -21,8 +21,8 @@ nl::Variable masked_mean_pool(const nl::Variable& states, const nl::Tensor& padd
                                   " is all padding; every sentence needs at least one token (</s>)");
   }
   const nl::DType dt = states.dtype();
-  nl::Variable w(nl::Tensor::from_vector(keep, {B, T, 1}).to(dt));
-  nl::Variable n(nl::Tensor::from_vector(count, {B, 1}).to(dt));
+  nl::Variable w(nl::Tensor::from_vector(keep, {B, T, 1}).to(dt).to(states.device()));
+  nl::Variable n(nl::Tensor::from_vector(count, {B, 1}).to(dt).to(states.device()));
   return nl::sum(states * w, {1}) / n;
 }
 

@@ -8,6 +8,7 @@
 #include "autograd/functions.h"
 #include "data/text/batching.h"
 #include "engine/norm_settings.h"
+#include "engine/run_device.h"
 #include "tasks/cls/cls_corpus.h"
 #include "tasks/cls/cls_model.h"
 #include "tasks/transformer_settings.h"
@@ -37,6 +38,7 @@ namespace {
 /// One batch: tokens [B, T] right-padded with <pad>, labels [B]. items = sentences.
 struct ClsBatch : TaskBatch {
   nl::Tensor tokens, labels;
+  std::vector<nl::Tensor*> tensors() override { return {&tokens, &labels}; }
 };
 
 // The encoder settings of transformer_settings() with the paper's classifier defaults (appendix A.3);
@@ -156,6 +158,7 @@ class ClsTask : public Task {
     double loss_sum = 0;
     for (const auto& ids : plan(split).batches) {
       ClsBatch b = collate(corpus_->split(split), ids);
+      to_device(b, m.device());
       nl::Variable logits = m.forward(b.tokens);
       loss_sum += nl::cross_entropy(logits, b.labels).item() * (double)b.items;
       correct += (int64_t)nl::sum(nl::eq(nl::argmax(logits.data(), 1), b.labels)).item();

@@ -34,6 +34,7 @@ LmGrid eval_grid(const std::vector<int32_t>& stream, int64_t rows);
 /// undefined when there is none). items = non-padding targets.
 struct LmBatch : TaskBatch {
   nl::Tensor tokens, targets, pad_mask;
+  std::vector<nl::Tensor*> tensors() override { return {&tokens, &targets, &pad_mask}; }
   uint64_t epoch = 0;
   int64_t index = 0;  ///< the segment's index in its epoch (-1: a bench batch that always keeps memory)
 };

@@ -5,6 +5,7 @@
 
 #include "autograd/functions.h"
 #include "engine/norm_settings.h"
+#include "engine/run_device.h"
 #include "nn/transformer/xl_model.h"
 #include "tasks/lm/lm_batches.h"
 #include "tasks/lm/lm_corpus.h"
@@ -150,6 +151,7 @@ class LmTask : public Task {
     int64_t n = 0;
     for (int64_t start = 0; start < g.cols; start += T_) {
       LmBatch b = grid_segment(g, start, T_);
+      to_device(b, m.device());
       nl::XLOutput o = m.forward(b.tokens, mem, b.pad_mask, eval_mem_);
       mem = std::move(o.memory);
       if (b.items == 0) continue;

@@ -18,6 +18,7 @@ struct MtBatch : TaskBatch {
   nl::Tensor prev;    ///< [B, T] int64 decoder input: </s> then the target without its last token
   nl::Tensor target;  ///< [B, T] int64 target ids ending in </s>
   std::vector<int64_t> ids;  ///< sentence indices in the split
+  std::vector<nl::Tensor*> tensors() override { return {&src, &prev, &target}; }
 };
 
 /// Builds MtBatch es of `split` (indices into its sentences).

@@ -35,7 +35,7 @@ Translations translate_ids(nl::TransformerModel& model, const MtCorpus& corpus,
     std::vector<std::span<const int32_t>> seqs;
     for (size_t j = 0; j < n; ++j) seqs.emplace_back(sources[order[i + j]]);
     auto tb = nl::data::collate_tokens(seqs, nl::data::Dictionary::kPad, false);
-    auto hyps = nl::beam_search(model, nl::Tensor::from_vector(tb.ids, {tb.batch_size, tb.max_len}), opts);
+    auto hyps = nl::beam_search(model, nl::Tensor::from_vector(tb.ids, {tb.batch_size, tb.max_len}).to(model.device()), opts);
     for (size_t j = 0; j < n; ++j) {
       const size_t k = order[i + j];
       if (!hyps[j].empty()) out.best[k] = hyps[j][0];

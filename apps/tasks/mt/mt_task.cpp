@@ -10,6 +10,7 @@
 #include "autograd/functions.h"
 #include "data/metrics/bleu.h"
 #include "engine/norm_settings.h"
+#include "engine/run_device.h"
 #include "nn/transformer/transformer.h"
 #include "optim/average_checkpoints.h"
 #include "optim/checkpoint.h"
@@ -234,6 +235,7 @@ class MtTask : public Task {
     SplitLoss r;
     for (const auto& ids : plan(split).batches) {
       MtBatch b = collate_mt(corpus_->split(split), ids);
+      to_device(b, model.device());
       nl::Variable logits = model.forward(b.src, b.prev);
       const int64_t V = logits.size(-1);
       nl::Variable flat = nl::reshape(logits, {-1, V});
@@ -292,6 +294,8 @@ MtModel load_mt_model(const fs::path& checkpoint, const std::string& data) {
                                    : ""));
   }
   r.model->load_state_dict(w);
+  r.model->to(run_device());  // the global --device: a checkpoint of any device translates on this one
+  r.settings["device"] = run_device().str();
   r.task = std::move(task);
   return r;
 }

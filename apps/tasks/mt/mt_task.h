@@ -26,7 +26,8 @@ struct MtModel {
 };
 
 /// Loads a checkpoint written by `normlab train mt` (checkpoint_best, checkpoint_last, checkpoint{N}, or
-/// an `average-checkpoints` output) with the prepared corpus `data` ("" = the folder it was trained on).
+/// an `average-checkpoints` output) with the prepared corpus `data` ("" = the folder it was trained on),
+/// on the process's run_device() (the global `normlab --device`, whatever device wrote the checkpoint).
 /// Throws std::runtime_error when the file is not an mt checkpoint, or when the corpus's dictionaries
 /// differ in size from the checkpoint's embeddings (naming both sizes: wrong --data folder).
 MtModel load_mt_model(const std::filesystem::path& checkpoint, const std::string& data);

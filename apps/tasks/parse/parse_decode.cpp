@@ -44,7 +44,7 @@ ParsedSplit greedy_parse(nl::ParserMlp& model, const ParserVocab& v, const std::
       }
       const int64_t A = static_cast<int64_t>(active.size());
       const std::vector<float> scores =
-          model(nl::Variable(nl::Tensor::from_vector(ids, {A, F}))).data().to_vector<float>();
+          model(nl::Variable(nl::Tensor::from_vector(ids, {A, F}).to(model.device()))).data().to_vector<float>();
       std::vector<std::size_t> still;
       for (std::size_t a = 0; a < active.size(); ++a) {
         ArcStandardState& c = st[active[a]];

@@ -27,6 +27,7 @@ namespace {
 
 struct TransitionBatch : TaskBatch {
   nl::Tensor ids, targets;  ///< int64 [B, 48] and [B]
+  std::vector<nl::Tensor*> tensors() override { return {&ids, &targets}; }
 };
 
 // Vocabulary sizes of the synthetic model `normlab bench` builds without data.

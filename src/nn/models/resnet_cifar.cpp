@@ -46,7 +46,7 @@ Variable ResNetCifar::forward(const Variable& x) {
     Variable s = h;
     if (b.stride != 1 || b.in != b.out) {  // option A: subsample, zero-pad the new channels
       s = slice(slice(h, 2, 0, h.size(2), b.stride), 3, 0, h.size(3), b.stride);
-      Tensor z = Tensor::zeros({s.size(0), b.out - b.in, s.size(2), s.size(3)}, s.dtype());
+      Tensor z = Tensor::zeros({s.size(0), b.out - b.in, s.size(2), s.size(3)}, s.dtype(), s.device());
       s = cat({s, Variable(z)}, 1);
     }
     h = y + s;

@@ -65,7 +65,7 @@ Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int
   const int64_t R = layout.rows.size(0);
   if (!pad_mask.defined()) {
     count = R;
-    return Tensor::ones({R, 1}, dtype);
+    return Tensor::ones({R, 1}, dtype, layout.rows.device());
   }
   if (layout.image)
     throw std::invalid_argument(who + ": images " + shape_str(layout.shape) +
@@ -75,7 +75,7 @@ Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int
     throw std::invalid_argument(who + ": padding mask " + shape_str(pad_mask.shape()) + " must have shape " +
                                 shape_str(want) + " (the input " + shape_str(layout.shape) +
                                 " without its feature dim; != 0 marks padding)");
-  Tensor keep = eq(pad_mask.to(DType::Float64).contiguous(), Tensor::zeros(want, DType::Float64));
+  Tensor keep = eq(pad_mask.to(DType::Float64).contiguous(), Tensor::zeros(want, DType::Float64, pad_mask.device()));
   keep = keep.to(dtype).reshape({R, 1});
   count = (int64_t)(sum(keep.to(DType::Float64)).item() + 0.5);
   if (count == 0)

@@ -38,7 +38,7 @@ Variable TransformerDecoder::forward(const Tensor& prev, const EncoderOut& enc, 
                                 " (got " + (enc.out.defined() ? shape_str(enc.out.shape()) : "undefined") +
                                 "); after reordering tokens, reorder the EncoderOut too (index_select)");
   Tensor positions = make_positions(prev, padding_idx);
-  Tensor self_pad = eq(prev, Tensor::scalar(static_cast<double>(padding_idx), DType::Int64));
+  Tensor self_pad = eq(prev, Tensor::scalar(static_cast<double>(padding_idx), DType::Int64, prev.device()));
   Tensor tokens = prev;
   if (state) {
     if (state->steps() != T - 1)

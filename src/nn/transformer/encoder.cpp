@@ -27,7 +27,7 @@ TransformerEncoder::TransformerEncoder(const TransformerConfig& cfg, std::shared
 
 EncoderOut TransformerEncoder::forward(const Tensor& src_tokens) {
   check_tokens(src_tokens, max_positions, "source");
-  Tensor pad = eq(src_tokens, Tensor::scalar(static_cast<double>(padding_idx), DType::Int64));
+  Tensor pad = eq(src_tokens, Tensor::scalar(static_cast<double>(padding_idx), DType::Int64, src_tokens.device()));
   Variable x = embed(src_tokens, make_positions(src_tokens, padding_idx));
   for (auto& layer : layer_list) x = (*layer)(x, pad);
   if (layer_norm) x = norm_forward(*layer_norm, x, pad);

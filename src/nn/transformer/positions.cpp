@@ -13,7 +13,7 @@ Tensor make_positions(const Tensor& tokens, int64_t padding_idx) {
                                 (tokens.defined() ? dtype_name(tokens.dtype()) + " " + shape_str(tokens.shape())
                                                   : std::string("undefined")));
   const int64_t B = tokens.size(0), T = tokens.size(1);
-  Tensor tok = tokens.contiguous();
+  Tensor tok = tokens.to(Device::cpu()).contiguous();  // counted on the host, returned on tokens' device
   Tensor pos = Tensor::empty({B, T}, DType::Int64);
   const int64_t* t = tok.data<int64_t>();
   int64_t* p = pos.data<int64_t>();
@@ -25,7 +25,7 @@ Tensor make_positions(const Tensor& tokens, int64_t padding_idx) {
       p[b * T + i] = pad ? padding_idx : padding_idx + count;
     }
   }
-  return pos;
+  return pos.to(tokens.device());
 }
 
 Tensor sinusoidal_table(int64_t n, int64_t dim, int64_t padding_idx) {
@@ -56,7 +56,8 @@ SinusoidalPositionalEmbedding::SinusoidalPositionalEmbedding(int64_t max_pos, in
       table_(sinusoidal_table(max_pos + pad + 1, d, pad)) {}
 
 Variable SinusoidalPositionalEmbedding::forward(const Tensor& positions, DType dtype) {
-  if (!cast_.defined() || cast_.dtype() != dtype) cast_ = table_.to(dtype);
+  if (!cast_.defined() || cast_.dtype() != dtype || cast_.device() != positions.device())
+    cast_ = table_.to(dtype).to(positions.device());
   return Variable(embedding(cast_, positions));
 }
 

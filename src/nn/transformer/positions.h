@@ -31,7 +31,7 @@ class SinusoidalPositionalEmbedding : public Module {
 
  private:
   Tensor table_;  // float64 [max_positions + padding_idx + 1, dim]
-  Tensor cast_;   // table_ in the last requested dtype
+  Tensor cast_;   // table_ in the last requested dtype, on the last positions' device
 };
 
 /// Learned positions (fairseq LearnedPositionalEmbedding): an Embedding with

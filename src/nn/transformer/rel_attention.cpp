@@ -14,7 +14,7 @@ Variable rel_shift(const Variable& x) {
   const int64_t nd = x.dim(), Tq = x.size(-2), K = x.size(-1);
   Shape zs = x.shape();
   zs[(size_t)(nd - 1)] = 1;
-  Variable padded = cat({Variable(Tensor::zeros(zs, x.dtype())), x}, nd - 1);  // [..., Tq, K + 1]
+  Variable padded = cat({Variable(Tensor::zeros(zs, x.dtype(), x.device())), x}, nd - 1);  // [..., Tq, K + 1]
   Shape tall = x.shape();
   tall[(size_t)(nd - 2)] = K + 1;
   tall[(size_t)(nd - 1)] = Tq;
@@ -92,7 +92,7 @@ Variable RelMultiheadAttention::forward(const Variable& h, const Variable& mem, 
   std::vector<double> blocked((size_t)(T * K));
   for (int64_t i = 0; i < T; ++i)
     for (int64_t j = 0; j < K; ++j) blocked[(size_t)(i * K + j)] = j > i + M ? 1.0 : 0.0;
-  scores = masked_fill(scores, Tensor::from_vector(blocked, {1, 1, T, K}), -1e9);
+  scores = masked_fill(scores, Tensor::from_vector(blocked, {1, 1, T, K}).to(scores.device()), -1e9);
   Variable p = dropout(softmax(scores, -1), dropatt, is_training());
   Variable out = matmul(p, val);  // [B, H, T, dh]
   return (*o_net)(reshape(transpose(out, 1, 2), {B, T, n_heads * d_head}));

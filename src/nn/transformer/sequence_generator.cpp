@@ -37,6 +37,7 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
   const auto& cfg = model.config();
   const int64_t B = src_tokens.size(0), S = src_tokens.size(1), K = o.beam, N = B * K;
   const int32_t pad = (int32_t)cfg.padding_idx, eos = 2, unk = 3;
+  const Device dev = src_tokens.device();  // the search's index tensors go where the sources are
   NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
@@ -44,7 +45,7 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
   // Per-sentence length limit (fairseq: max_len_a * src_len + max_len_b, capped by the positions).
   std::vector<int64_t> max_len(static_cast<size_t>(B));
   {
-    Tensor src = src_tokens.contiguous();
+    Tensor src = src_tokens.to(Device::cpu()).contiguous();
     const int64_t* p = src.data<int64_t>();
     for (int64_t b = 0; b < B; ++b) {
       int64_t len = 0;
@@ -60,7 +61,7 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
   {
     std::vector<int64_t> rep(static_cast<size_t>(N));
     for (int64_t i = 0; i < N; ++i) rep[(size_t)i] = i / K;
-    enc = enc.index_select(Tensor::from_vector(rep, {N}));
+    enc = enc.index_select(Tensor::from_vector(rep, {N}).to(dev));
   }
   IncrementalState state;
   std::vector<std::vector<int32_t>> tokens(static_cast<size_t>(N), std::vector<int32_t>{eos});
@@ -74,8 +75,9 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
     std::vector<int64_t> prev(static_cast<size_t>(N * (step + 1)));
     for (int64_t r = 0; r < N; ++r)
       for (int64_t t = 0; t <= step; ++t) prev[(size_t)(r * (step + 1) + t)] = tokens[(size_t)r][(size_t)t];
-    Variable logits = model.decode(Tensor::from_vector(prev, {N, step + 1}), enc, &state);  // [N, 1, V]
-    Tensor lp = log_softmax(logits.data().reshape({N, logits.size(-1)}).to(DType::Float32), -1).contiguous();
+    Variable logits = model.decode(Tensor::from_vector(prev, {N, step + 1}).to(dev), enc, &state);  // [N, 1, V]
+    // Scores are ranked on the host: one copy of [N, V] log-probabilities per step.
+    Tensor lp = log_softmax(logits.data().reshape({N, logits.size(-1)}).to(DType::Float32), -1).to(Device::cpu()).contiguous();
     const int64_t V = lp.size(1);
     const float* L = lp.data<float>();
 
@@ -158,7 +160,7 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
     if (all_done) break;
     tokens.swap(new_tokens);
     scores.swap(new_scores);
-    state.reorder(Tensor::from_vector(new_order, {N}));
+    state.reorder(Tensor::from_vector(new_order, {N}).to(dev));
   }
   model.train(was_training);
 

@@ -34,7 +34,7 @@ std::shared_ptr<Linear> normal_linear(int64_t in, int64_t out) {
 // [B, M] zeros before pad [B, T]: the mask of [memory; h] (memory rows are never padding).
 Tensor extend_mask(const Tensor& pad, int64_t M) {
   if (!pad.defined() || M == 0) return pad;
-  return cat(std::vector<Tensor>{Tensor::zeros({pad.size(0), M}, pad.dtype()), pad}, 1);
+  return cat(std::vector<Tensor>{Tensor::zeros({pad.size(0), M}, pad.dtype(), pad.device()), pad}, 1);
 }
 }  // namespace
 
@@ -118,7 +118,7 @@ XLOutput XLModel::forward(const Tensor& tokens, const std::vector<Tensor>& memor
   const bool train = is_training();
   const DType dt = embed_tokens->weight.dtype();
   Variable x = dropout((*embed_tokens)(tokens) * std::sqrt((double)D), cfg_.base.dropout, train);
-  Variable pos = dropout(Variable(xl_relative_positions(M + T, D, dt)), cfg_.base.dropout, train);
+  Variable pos = dropout(Variable(xl_relative_positions(M + T, D, dt).to(tokens.device())), cfg_.base.dropout, train);
   XLOutput out;
   for (int64_t l = 0; l < L; ++l) {
     Variable mem = memory.empty() ? Variable() : Variable(memory[(size_t)l]);
