@@ -4,13 +4,16 @@
 #include <exception>
 #include <iostream>
 
+#include "backends/cpu/blas_kernels.h"
 #include "common/cli_common.h"
 #include "common/command_registry.h"
 #include "version.h"
 
 int main(int argc, char** argv) {
+  nl::ensure_blas_kernels(argv);  // CPUs newer than OpenBLAS's tables get its fast kernels, not Prescott's
   CLI::App app{"normlab: a from-scratch C++ deep-learning framework for research on normalization layers"};
-  app.set_version_flag("--version", std::string("normlab ") + nl::version());
+  app.set_version_flag("--version",
+                       std::string("normlab ") + nl::version() + " (OpenBLAS kernels: " + nl::blas_kernel_name() + ")");
   app.require_subcommand(1);
   std::string device = "cpu";
   nlapp::add_device_option(app, &device);
