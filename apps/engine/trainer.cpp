@@ -572,7 +572,8 @@ RunResult Trainer::run_loop() {
   r.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.items_per_s = progress_->items_per_second();
   if (!root()) return r;  // rank 0 tests and writes the results
-  if (!best_.empty()) r.test = task_.final_test(*model_, best_, s);
+  // The batch-statistics probes set no_test: their records are the product, a test pass would only cost time.
+  if (!best_.empty() && !s.value("no_test", false)) r.test = task_.final_test(*model_, best_, s);
   json res = r.to_json();
   res["task"] = info.name;
   res["data"] = task_.data_summary();

@@ -23,6 +23,7 @@ json probe_run_settings(json settings, const std::string& norm, int64_t steps, c
   settings["max_update"] = steps;
   settings["max_epoch"] = 1000000;
   settings["no_save"] = true;
+  settings["no_test"] = true;  // the probe records statistics; no final test pass (an mt beam search costs minutes)
   settings["validate_interval"] = 0;
   settings["validate_interval_updates"] = 0;
   settings["quiet"] = true;

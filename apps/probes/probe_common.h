@@ -22,7 +22,7 @@ nl::Module& find_probe_layer(nl::Module& model, const std::string& name,
                              const std::string& probe, const std::string& fallback_what);
 
 /// `settings` for a probe run of `steps` updates with norm `norm`: no checkpoints, no validation,
-/// quiet, outputs under `out`/runs/<norm>.
+/// no final test pass (`no_test`), quiet, outputs under `out`/runs/<norm>.
 nlohmann::json probe_run_settings(nlohmann::json settings, const std::string& norm, int64_t steps,
                                   const std::filesystem::path& out);
 
