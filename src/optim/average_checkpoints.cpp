@@ -39,10 +39,8 @@ void TensorAverager::add(const TensorMap& m, const std::string& source) {
                                   shape_str(e.shape) + " in " + name(first_source_) +
                                   "; only checkpoints of the same model can be averaged");
     if (e.dtype == DType::Int64) {
-      if (t.to_vector<int64_t>() != e.ints)
-        throw std::invalid_argument("averaging checkpoints: int64 tensor '" + k + "' differs between " +
-                                    name(first_source_) + " and " + name(source) +
-                                    " (integer tensors are not averaged; they must be equal in every checkpoint)");
+      const auto v = t.to_vector<int64_t>();
+      for (std::size_t i = 0; i < v.size(); ++i) e.ints[i] += v[i];
       continue;
     }
     const auto v = t.to_vector<double>();
@@ -55,8 +53,11 @@ TensorMap TensorAverager::result() const {
   if (count_ == 0) throw std::logic_error("TensorAverager::result: no tensor map was added");
   TensorMap out;
   for (const auto& [k, e] : entries_) {
-    if (e.dtype == DType::Int64) {
-      out[k] = Tensor::from_vector<int64_t>(e.ints, e.shape);
+    if (e.dtype == DType::Int64) {  // floor division, as Python's // in fairseq's average_checkpoints.py
+      std::vector<int64_t> mean = e.ints;
+      const auto n = static_cast<int64_t>(count_);
+      for (int64_t& x : mean) x = x / n - ((x % n != 0 && x < 0) ? 1 : 0);
+      out[k] = Tensor::from_vector<int64_t>(mean, e.shape);
       continue;
     }
     std::vector<double> mean = e.sum;

@@ -3,7 +3,8 @@
 // (checkpoint{epoch}.safetensors) or interval checkpoints (checkpoint_{epoch}_{update}.safetensors) of a run,
 // average their model weights element-wise and write a model checkpoint (docs/checkpoint-format.md,
 // "Averaging checkpoints"). Differences from fairseq: sums are accumulated in float64 (fairseq sums in the
-// tensor's dtype), and int64 tensors must be equal in every input instead of being floor-averaged.
+// tensor's dtype). int64 tensors (BatchNorm's num_batches_tracked, PowerNorm's iteration counter) are
+// floor-averaged as fairseq does (`sum // N`), so runs whose norms count their updates can be averaged.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -21,10 +22,10 @@ class TensorAverager {
  public:
   /// Adds `m`; `source` names it in errors (a file name). The first map fixes the keys, dtypes and
   /// shapes. Throws std::invalid_argument naming the tensor and both sources when a key is missing or
-  /// extra, when a dtype or shape differs, or when an int64 tensor differs (integers are not averaged).
+  /// extra, or when a dtype or shape differs.
   void add(const TensorMap& m, const std::string& source);
   /// The mean of the maps added so far: float tensors as sum / count in their own dtype, int64 tensors
-  /// as given. Throws std::logic_error when nothing was added.
+  /// as floor(sum / count) (fairseq's `//`). Throws std::logic_error when nothing was added.
   TensorMap result() const;
   /// How many maps were added.
   std::size_t count() const { return count_; }
