@@ -29,7 +29,7 @@ TEST_CASE("blas kernels: this process runs kernels its CPU suits", "[blas]") {
   // Haswell); any other OPENBLAS_CORETYPE is the user's explicit choice and not checked.
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   const std::string f = forced ? forced : "";
-  if (f.empty() || f == "SkylakeX" || f == "Haswell") CHECK(nl::blas_kernel_upgrade_here().empty());
+  if (f.empty() || f == "SkylakeX" || f == "Haswell") CHECK(nl::blas_kernel_upgrade_for(name).empty());
 }
 
 TEST_CASE("blas kernels: the normlab binary restarts itself onto kernels its CPU suits", "[blas][cli]") {

@@ -43,14 +43,12 @@ std::string blas_kernel_upgrade_for(const std::string& current) {
 #endif
 }
 
-std::string blas_kernel_upgrade_here() { return blas_kernel_upgrade_for(blas_kernel_name()); }
-
 void ensure_blas_kernels(char** argv) {
 #if defined(__linux__) && defined(__x86_64__)
   if (std::getenv("OPENBLAS_CORETYPE")) return;  // the user's choice (and the re-executed process)
-  const std::string want = blas_kernel_upgrade_here();
-  if (want.empty()) return;
   const std::string had = blas_kernel_name();
+  const std::string want = blas_kernel_upgrade_for(had);
+  if (want.empty()) return;
   if (setenv("OPENBLAS_CORETYPE", want.c_str(), 1) != 0) return;
   if (!std::getenv("NORMLAB_QUIET_BLAS"))
     std::cerr << "normlab: OpenBLAS chose its generic '" << had << "' kernels on this CPU, which has "

@@ -4,7 +4,7 @@
 // Debian 12's OpenBLAS (0.3.21, built with DYNAMIC_ARCH) picks its kernel set from the CPU model when the
 // library loads. On CPUs newer than its tables — e.g. Intel's Emerald Rapids (family 6, model 207), which
 // has AVX-512 — it falls back to the SSE3 "Prescott" kernels: measured on such a Xeon, one-thread SGEMM
-// ran about 4.5x slower than with the SkylakeX kernels, and a PTB training step about 3.6x slower.
+// ran about 4.5x slower than with the SkylakeX kernels, and PTB training about 3.7x slower.
 // The kernel set can only be chosen before the library loads (environment variable OPENBLAS_CORETYPE),
 // so a program fixes it by re-executing itself: `ensure_blas_kernels` does that in main().
 #include <string>
@@ -24,9 +24,6 @@ std::string blas_kernel_upgrade(const std::string& current, bool avx512, bool av
 
 /// `blas_kernel_upgrade` of the kernel set `current` on this CPU (its features read with CPUID; "" off x86-64).
 std::string blas_kernel_upgrade_for(const std::string& current);
-
-/// `blas_kernel_upgrade_for(blas_kernel_name())`: what this process should run instead, or "".
-std::string blas_kernel_upgrade_here();
 
 /// Call first thing in main(): when OpenBLAS fell back to generic kernels on a CPU that has AVX2 or
 /// AVX-512 and the user has not set OPENBLAS_CORETYPE, sets OPENBLAS_CORETYPE to the upgrade and
