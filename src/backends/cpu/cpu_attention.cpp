@@ -46,10 +46,6 @@ struct RowCtx {
   const T* am;    // [tk] or nullptr
   int64_t jmax;   // keys j < jmax may be visible
   uint64_t ctr;   // dropout counter of element (r, 0)
-  bool blocked(int64_t j) const {
-    return (pad && pad[j] != T(0)) || (am && am[j] == -std::numeric_limits<T>::infinity());
-  }
-  T logit(const T* s, int64_t j, T scale) const { return scale * s[j] + (am ? am[j] : T(0)); }
 };
 template <typename T>
 RowCtx<T> row_ctx(int64_t r, const T* kpm, const T* am, const AttentionKernelOpts& o) {
@@ -63,6 +59,47 @@ template <typename T>
 T keep_scale(const RowCtx<T>& c, int64_t j, const AttentionKernelOpts& o, T inv_keep) {
   if (o.dropout == 0.0) return T(1);
   return T(cpu::uniform01(o.seed, c.ctr + (uint64_t)j)) > T(o.dropout) ? inv_keep : T(0);
+}
+
+// One row of the forward: p = softmax(scale * s + mask) over the visible keys (0 for blocked ones), and
+// d = p * dropout multiplier when d is given. Pad / Am say which masks exist, so every loop is free of
+// conditional loads and vectorises (omp simd); a blocked key gets -inf / 0 by selection. p may alias s.
+template <typename T, bool Pad, bool Am>
+void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t tk, T scale,
+                 const AttentionKernelOpts& o, T inv_keep) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  const T* __restrict pad = c.pad;
+  const T* __restrict am = c.am;
+  const int64_t jmax = c.jmax;
+  T m = ninf;
+#pragma omp simd reduction(max : m)
+  for (int64_t j = 0; j < jmax; ++j) {
+    T l = scale * s[j];
+    bool b = false;
+    if constexpr (Am) l += am[j], b = am[j] == ninf;
+    if constexpr (Pad) b = b | (pad[j] != T(0));
+    m = std::max(m, b ? ninf : l);
+  }
+  double sum = 0;  // p = exp(x - m) first (when p aliases s, s[j] is read before p[j] is written)
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < jmax; ++j) {
+    T l = scale * s[j];
+    bool b = false;
+    if constexpr (Am) l += am[j], b = am[j] == ninf;
+    if constexpr (Pad) b = b | (pad[j] != T(0));
+    const T e = cpu::vexp(T(l - m));
+    const T v = b ? T(0) : e;
+    p[j] = v;
+    sum += v;
+  }
+  for (int64_t j = jmax; j < tk; ++j) p[j] = T(0);  // past the causal limit
+  const T inv = sum > 0 ? T(1.0 / sum) : T(0);   // every key blocked: zero weights
+#pragma omp simd
+  for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
+  if (d) {
+#pragma omp simd
+    for (int64_t j = 0; j < tk; ++j) d[j] = p[j] * keep_scale(c, j, o, inv_keep);
+  }
 }
 }  // namespace
 
@@ -87,19 +124,15 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
       const RowCtx<T> c = row_ctx(r, kp, ap, o);
       const T* s = sp + r * tk;
       T* p = pp + r * tk;
-      T m = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < c.jmax; ++j)
-        if (!c.blocked(j)) m = std::max(m, c.logit(s, j, scale));
-      double sum = 0;  // p = exp(x - m) first (may overwrite s when aliased: logit(j) is read before)
-      for (int64_t j = 0; j < tk; ++j) {
-        const T e = j < c.jmax && !c.blocked(j) ? cpu::vexp(T(c.logit(s, j, scale) - m)) : T(0);
-        p[j] = e;
-        sum += e;
-      }
-      const T inv = sum > 0 ? T(1.0 / sum) : T(0);  // every key blocked: zero weights
-      for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
-      if (o.dropout > 0)
-        for (int64_t j = 0; j < tk; ++j) dp[r * tk + j] = p[j] * keep_scale(c, j, o, inv_keep);
+      T* d = o.dropout > 0 ? dp + r * tk : nullptr;
+      if (kp && ap)
+        softmax_row<T, true, true>(c, s, p, d, tk, scale, o, inv_keep);
+      else if (kp)
+        softmax_row<T, true, false>(c, s, p, d, tk, scale, o, inv_keep);
+      else if (ap)
+        softmax_row<T, false, true>(c, s, p, d, tk, scale, o, inv_keep);
+      else
+        softmax_row<T, false, false>(c, s, p, d, tk, scale, o, inv_keep);
     }
   });
 }
@@ -126,6 +159,7 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
       double dot = 0;  // sum_j P_j dP_j; pass 1 stores dP in ds (g[j] read before ds[j] is written)
       if (o.dropout > 0) {
         T* d = dp + r * tk;
+#pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j < tk; ++j) {
           const T keep = keep_scale(c, j, o, inv_keep);
           d[j] = p[j] * keep;
@@ -133,12 +167,14 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
           dot += (double)p[j] * ds[j];
         }
       } else {
+#pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j < tk; ++j) {
           ds[j] = g[j];
           dot += (double)p[j] * g[j];
         }
       }
       const T dd = T(dot);
+#pragma omp simd
       for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);
     }
   });

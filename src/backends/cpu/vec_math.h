@@ -2,7 +2,8 @@
 // Vectorisable elementary functions for the CPU kernels' inner loops. glibc's expf is a function call
 // per element (GCC vectorises it only under -ffast-math), which made the softmax over an 8,000-word
 // vocabulary cost as much as a third of the output projection's GEMM. vexp<float> is branch-free
-// arithmetic that GCC turns into AVX2/AVX-512 code inside `#pragma omp simd` loops; vexp<double>
+// arithmetic that GCC turns into AVX2/AVX-512 code inside `#pragma omp simd` loops (check with
+// -fopt-info-vec or objdump after changing it: one non-vectorisable call leaves the whole loop scalar); vexp<double>
 // stays std::exp, so float64 gradchecks keep full accuracy.
 #include <cmath>
 #include <cstdint>
@@ -16,7 +17,9 @@ namespace nl::cpu {
 inline float vexp(float x) {
   const float hi = 88.37f, lo = -87.33f;  // 2^n stays a normal float for n in [-126, 127]
   const float xc = x > hi ? hi : (x < lo ? lo : x);
-  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+  // n = round(x / ln2), ties to even. std::nearbyint vectorises (vrndscaleps); std::floor(t + 0.5f) would
+  // not under GCC's default -ftrapping-math, which left every vexp loop scalar.
+  const float n = std::nearbyint(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
