@@ -96,6 +96,15 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bo
 /// std::invalid_argument if M, N, K (or the folded rows) exceed 2^31 - 1, the limit of BLAS's int
 /// arguments, before any copy or BLAS call.
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// torch.addmm(bias, a, b) with beta = alpha = 1: out [M, N] = a [M, K] @ b [K, N] + bias [N] (bias broadcast
+/// over rows). The bias is written into the output first and the product accumulated onto it (one GEMM with
+/// beta = 1), a memory pass fewer than matmul then add. Throws std::invalid_argument on non-2-d operands,
+/// mismatched inner dims, a bias that is not [N], or a dtype/device mismatch.
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
+/// out = a [M, K] @ b [K, N] + beta * out, written into an existing contiguous out [M, N] (a row block
+/// of a larger matrix, for instance); beta = 0 ignores out's old values. Throws std::invalid_argument on
+/// non-2-d operands, mismatched dims, a non-contiguous out, or a dtype/device mismatch.
+void matmul_out(Tensor& out, const Tensor& a, const Tensor& b, double beta = 0.0);
 
 // ---- shape and indexing ----
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);

@@ -54,6 +54,15 @@ void check_blas_extent(const char* what, int64_t v, const Tensor& a, const Tenso
                                 " exceeds 2^31 - 1, the limit of BLAS's int arguments; split the product into "
                                 "smaller blocks");
 }
+// out [M, N] = a [M, K] @ b [K, N] + beta * out (BLAS's strides where they fit, else a contiguous copy).
+void gemm_2d(const Tensor& a, const Tensor& b, Tensor& out, double beta) {
+  GemmOperand A = as_operand(a), B = as_operand(b);
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  if (M && N)
+    backend_for(a.device().type)
+        .gemm(a.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, 0, raw(B.t), B.ld, 0, beta, raw(out), N, 0,
+              1, a.device().index);
+}
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -74,11 +83,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     // [..., M, K] @ [K, N]: fold the batch into rows when a's rows are evenly strided.
     Shape lead(a.shape().begin(), a.shape().end() - 2);
     Tensor a2 = a.dim() == 2 ? a : a.reshape({-1, K});
-    GemmOperand A = as_operand(a2), B = as_operand(b);
-    const int64_t rows = a2.size(0);
-    Tensor out = Tensor::empty({rows, N}, a.dtype(), a.device());
-    if (rows && N)
-      be.gemm(a.dtype(), A.trans, B.trans, rows, N, K, 1.0, raw(A.t), A.ld, 0, raw(B.t), B.ld, 0, 0.0, raw(out), N, 0, 1, a.device().index);
+    Tensor out = Tensor::empty({a2.size(0), N}, a.dtype(), a.device());
+    gemm_2d(a2, b, out, 0.0);
     lead.push_back(M);
     lead.push_back(N);
     return out.view(lead);
@@ -99,6 +105,42 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape os = batch;
   os.insert(os.end(), {M, N});
   return out.view(os);
+}
+
+void matmul_out(Tensor& out, const Tensor& a, const Tensor& b, double beta) {
+  if (a.dim() != 2 || b.dim() != 2 || out.dim() != 2)
+    throw std::invalid_argument("matmul_out: needs 2-d operands, got " + shape_str(a.shape()) + " @ " +
+                                shape_str(b.shape()) + " into " + shape_str(out.shape()));
+  check_same(a, b, "matmul_out");
+  check_same(a, out, "matmul_out");
+  check_floating(a, "matmul_out");
+  if (a.size(1) != b.size(0))
+    throw std::invalid_argument("matmul_out: inner dims differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  if (out.size(0) != a.size(0) || out.size(1) != b.size(1) || !out.is_contiguous())
+    throw std::invalid_argument("matmul_out: the output must be contiguous [" + std::to_string(a.size(0)) + ", " +
+                                std::to_string(b.size(1)) + "], got " + shape_str(out.shape()));
+  check_blas_extent("M", a.size(0), a, b);
+  check_blas_extent("N", b.size(1), a, b);
+  check_blas_extent("K", a.size(1), a, b);
+  gemm_2d(a, b, out, beta);
+  out.bump_version();
+}
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw std::invalid_argument("addmm: needs 2-d operands, got " + shape_str(a.shape()) + " and " +
+                                shape_str(b.shape()));
+  if (a.size(1) != b.size(0))
+    throw std::invalid_argument("addmm: inner dims differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  const int64_t N = b.size(1);
+  if (bias.shape() != Shape{N})
+    throw std::invalid_argument("addmm: bias " + shape_str(bias.shape()) + " should be [" + std::to_string(N) +
+                                "] for " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  check_same(a, bias, "addmm");
+  Tensor out = Tensor::empty({a.size(0), N}, a.dtype(), a.device());
+  out.copy_(bias.view({1, N}));
+  matmul_out(out, a, b, 1.0);
+  return out;
 }
 
 }  // namespace nl

@@ -109,6 +109,19 @@ TEST_CASE("tensor: matmul shapes, transposed operands and batches", "[tensor]") 
   CHECK(vals(matmul(f, f)) == std::vector<double>{7, 10, 15, 22});
 }
 
+TEST_CASE("tensor: addmm adds the bias to every row of the product", "[tensor]") {
+  Tensor a = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = Tensor::from_vector<double>({1, 0, 0, 1, 1, 1}, {3, 2});
+  Tensor bias = Tensor::from_vector<double>({10, -1}, {2});
+  CHECK(vals(addmm(bias, a, b)) == std::vector<double>{14, 4, 20, 10});
+  // a transposed operand (a strided view BLAS reads in place)
+  CHECK(vals(addmm(bias, b.transpose(0, 1), a.transpose(0, 1))) == std::vector<double>{14, 9, 15, 10});
+  CHECK_THROWS_WITH(addmm(Tensor::zeros({3}, DType::Float64), a, b), Contains("bias [3] should be [2]"));
+  CHECK_THROWS_WITH(addmm(bias, a, a), Contains("inner dims differ"));
+  CHECK_THROWS_WITH(addmm(bias, Tensor::zeros({2, 2, 3}, DType::Float64), b), Contains("2-d operands"));
+  CHECK_THROWS(addmm(bias.to(DType::Float32), a, b));
+}
+
 TEST_CASE("tensor: cat, stack, index_select, embedding, softmax", "[tensor]") {
   Tensor a = Tensor::from_vector<double>({1, 2, 3, 4}, {2, 2});
   CHECK(vals(cat({a, a}, 1)) == std::vector<double>{1, 2, 1, 2, 3, 4, 3, 4});

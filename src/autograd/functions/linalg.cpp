@@ -27,12 +27,10 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b) {
                                 "])");
   Tensor xv = x.data(), wv = w.data();
   const int64_t in = w.size(1), out = w.size(0);
-  Tensor y = nl::matmul(xv.reshape({-1, in}), wv.transpose(0, 1));
-  if (b.defined()) {
-    if (b.shape() != Shape{out})
-      throw std::invalid_argument("linear: bias " + shape_str(b.shape()) + " should be [" + std::to_string(out) + "]");
-    binary_into(BinaryOp::Add, y, y, b.data().view({1, out}));
-  }
+  if (b.defined() && b.shape() != Shape{out})
+    throw std::invalid_argument("linear: bias " + shape_str(b.shape()) + " should be [" + std::to_string(out) + "]");
+  Tensor y = b.defined() ? nl::addmm(b.data(), xv.reshape({-1, in}), wv.transpose(0, 1))
+                         : nl::matmul(xv.reshape({-1, in}), wv.transpose(0, 1));
   Shape os = xv.shape();
   os.back() = out;
   std::vector<Variable> inputs{x, w};
