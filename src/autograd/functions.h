@@ -100,6 +100,16 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double labe
 /// and is regenerated in backward, so nothing but the op is kept for backward. Throws if p is outside
 /// [0, 1).
 Variable dropout(const Variable& x, double p, bool training);
+/// The Transformer FFN fc2(dropout(relu(fc1(x)), p)) (Vaswani et al. 2017, Eq. 2, with fairseq's
+/// activation dropout) as one op: x [..., D], w1 [F, D], b1 [F], w2 [D, F], b2 [D] (biases may be
+/// undefined) -> [..., D]. It runs over blocks of `block_rows` rows (0: sized so that a [rows, F] hidden
+/// block fits the L2 cache; one block off the CPU), so the hidden activations stay in cache between the
+/// GEMMs and the bias + ReLU + dropout kernel, forward and backward. The same values and dropout mask as
+/// the ops apart (up to the summation order of the weight gradients); the graph keeps x, the activated
+/// hidden layer and the weights, as the ops apart do. Throws std::invalid_argument on mismatched shapes,
+/// dtypes or devices, p outside [0, 1) or a negative block_rows.
+Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, const Variable& w2, const Variable& b2,
+                  double p, bool training, int64_t block_rows = 0);
 /// 2-D convolution of x [N, C, H, W] with w [O, C, kh, kw] and bias b [O] (may be undefined) via
 /// im2col + GEMM. Throws on channel mismatch or an output smaller than 1x1.
 Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t stride = 1, int64_t padding = 0);

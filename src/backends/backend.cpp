@@ -19,4 +19,17 @@ void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, cons
                                 std::to_string(o.batch * o.heads * o.tq * o.tk) + " elements");
 }
 
+void check_bias_relu_args(const Desc& a, const Desc& b, const Desc& bias, double p, const char* kernel) {
+  if (!(p >= 0.0 && p < 1.0))
+    throw std::invalid_argument(std::string(kernel) + ": dropout p = " + std::to_string(p) + " is outside [0, 1)");
+  if (!is_floating(a.dtype) || a.dtype != b.dtype || !a.contiguous() || !b.contiguous() || a.numel() != b.numel() ||
+      a.ndim < 1)
+    throw std::invalid_argument(std::string(kernel) + ": operands must be contiguous float tensors of one dtype "
+                                "and size (call .contiguous() first)");
+  const int64_t N = a.shape[a.ndim - 1];
+  if (bias.data && (bias.dtype != a.dtype || !bias.contiguous() || bias.numel() != N))
+    throw std::invalid_argument(std::string(kernel) + ": bias must be contiguous with " + std::to_string(N) +
+                                " elements (the last dim) of the input's dtype");
+}
+
 }  // namespace nl

@@ -53,6 +53,11 @@ struct AttentionKernelOpts {
 /// outside [0, 1)) or scores that are not contiguous float with batch*heads*tq*tk elements.
 void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, const char* kernel);
 
+/// Throws std::invalid_argument naming `kernel` unless `a` and `b` are contiguous, of one float dtype and
+/// size, `bias` (when its data is set) is contiguous [N] of that dtype with N the last dim of `a`, and
+/// 0 <= p < 1. The shared check of bias_relu_dropout and its backward (a, b = out, x or gx, gout).
+void check_bias_relu_args(const Desc& a, const Desc& b, const Desc& bias, double p, const char* kernel);
+
 /// The optional (fused) kernels. Methods throw std::invalid_argument / std::out_of_range on bad input
 /// as documented; on an asynchronous device an index error may surface at the next synchronisation
 /// instead (Backend::synchronize), naming the kernel.
@@ -68,6 +73,17 @@ class FusedKernels {
   /// > p (the counter stream of Backend::random), else 0. The same call with the gradient as `in` is the
   /// backward, so no mask is stored. Contiguous in/out of one float dtype (may alias); 0 <= p < 1.
   virtual void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) = 0;
+  /// The Transformer FFN activation in one pass: out = dropout(relu(x + bias)) over contiguous [rows, N]
+  /// (`bias` contiguous [N], or data == nullptr for none), with dropout's counter stream and compare
+  /// (element i kept when uniform01(seed, offset + i) > p), so it equals the three ops apart; p = 0: no
+  /// dropout. Float dtypes; 0 <= p < 1; out may alias x.
+  virtual void bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
+                                 uint64_t offset) = 0;
+  /// Its backward from the saved output alone: gx = out > 0 ? gout / (1 - p) : 0 (out > 0 exactly where
+  /// the ReLU passed and dropout kept), and gbias[N] = Σ_rows gx unless gbias.data == nullptr
+  /// (overwritten, not accumulated). gx may alias gout.
+  virtual void bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,
+                                          double p) = 0;
   /// im2col of contiguous NCHW input into cols [C*kh*kw, N*OH*OW].
   virtual void im2col(const Desc& cols, const Desc& in, const Conv2dGeom& g) = 0;
   /// Adjoint of im2col: accumulates cols [C*kh*kw, N*OH*OW] into zeroed gin (NCHW).

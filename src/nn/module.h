@@ -44,6 +44,9 @@ class Module {
   int register_forward_hook(ForwardHook hook);
   /// Removes a hook by handle (unknown handles are ignored).
   void remove_forward_hook(int handle);
+  /// Whether any forward hook is registered (a caller that fuses this module's work into another op
+  /// must then call the module itself, so that the hooks see its output).
+  bool has_forward_hooks() const { return !hooks_.empty(); }
 
   // ---- registration ----
   /// Adds a leaf parameter initialised to `init` (requires_grad = true; its Variable name is the full

@@ -134,12 +134,18 @@ TEST_CASE("backend fallback: composite cross-entropy with smoothing and ignore_i
   }
 }
 
-TEST_CASE("backend fallback: composite softmax and dropout and conv and pool match the CPU", "[backend][fallback]") {
+TEST_CASE("backend fallback: composite softmax and dropout and the FFN activation and conv and pool match the CPU", "[backend][fallback]") {
   const DType dt = DType::Float64;
   Tensor x = Tensor::randn({3, 7}, 0, 2, dt);
   check_same_on_both({x}, {3, 7}, dt, [](const std::vector<Variable>& v) { return softmax(v[0]); });
   check_same_on_both({x}, {3, 7}, dt, [](const std::vector<Variable>& v) { return log_softmax(v[0]); });
   check_same_on_both({x}, {3, 7}, dt, [](const std::vector<Variable>& v) { return dropout(v[0], 0.4, true); });
+  Tensor w1 = Tensor::randn({5, 7}, 0, 1, dt), b1 = Tensor::randn({5}, 0, 1, dt), w2 = Tensor::randn({7, 5}, 0, 1, dt),
+         b2 = Tensor::randn({7}, 0, 1, dt);
+  for (double p : {0.0, 0.4})
+    check_same_on_both({x, w1, b1, w2, b2}, {3, 7}, dt, [p](const std::vector<Variable>& v) {
+      return ffn_relu(v[0], v[1], v[2], v[3], v[4], p, true, 2);  // blocks of 2 rows
+    });
   Tensor img = Tensor::randn({2, 3, 7, 6}, 0, 1, dt), w = Tensor::randn({4, 3, 3, 3}, 0, 1, dt),
          b = Tensor::randn({4}, 0, 1, dt);
   check_same_on_both({img, w, b}, {2, 4, 4, 3}, dt, [](const std::vector<Variable>& v) {

@@ -1,6 +1,7 @@
 // gradcheck (float64, central differences) of every autograd op src/nn uses, including broadcasting
 // and non-contiguous views.
 #include "autograd/memory.h"
+#include "nn/transformer/config.h"
 #include "nn_test_util.h"
 
 using namespace nl;
@@ -78,6 +79,59 @@ TEST_CASE("ops gradcheck: dropout with a fixed mask scales survivors by 1/(1-p)"
   // eval mode is the identity and records nothing
   CHECK(dropout(in[0], p, false).impl() == in[0].impl());
   CHECK_THROWS_AS(dropout(in[0], 1.0, true), std::invalid_argument);
+}
+
+TEST_CASE("ops gradcheck: ffn_relu in row blocks equals fc2 of dropout of relu of fc1", "[nn][gradcheck]") {
+  manual_seed(11);
+  // D = 6, F = 9, 2 x 5 = 10 rows: blocks of 4 rows (three, the last one partial) and one block of all
+  Vs in{leaf({2, 5, 6}), leaf({9, 6}), leaf({9}), leaf({6, 9}), leaf({6})};
+  for (double p : {0.0, 0.3}) {
+    for (int64_t rows : {4, 0}) {
+      INFO("p " << p << " block_rows " << rows);
+      auto fused = [p, rows](const Vs& v) {
+        manual_seed(5);  // the same mask on every call
+        return ffn_relu(v[0], v[1], v[2], v[3], v[4], p, true, rows);
+      };
+      auto apart = [p](const Vs& v) {
+        manual_seed(5);
+        return linear(dropout(relu(linear(v[0], v[1], v[2])), p, true), v[3], v[4]);
+      };
+      NL_GRADCHECK(fused, in);
+      NL_GRADCHECK([p, rows](const Vs& v) {  // without biases
+        manual_seed(5);
+        return ffn_relu(v[0], v[1], Variable(), v[2], Variable(), p, true, rows);
+      }, Vs({in[0], in[1], in[3]}));
+      // the same values and gradients as the ops apart (the same counter stream for the mask)
+      Tensor w = Tensor::randn({2, 5, 6}, 0, 1, DType::Float64);
+      auto run = [&](bool use_fused) {
+        for (auto& v : in) v.zero_grad();
+        Variable y = use_fused ? fused(in) : apart(in);
+        sum(y * Variable(w)).backward();
+        std::vector<std::vector<double>> r{vals(y.data())};
+        for (auto& v : in) r.push_back(vals(v.grad()));
+        return r;
+      };
+      const auto got = run(true), want = run(false);
+      for (size_t k = 0; k < got.size(); ++k)
+        for (size_t i = 0; i < got[k].size(); ++i) CHECK(got[k][i] == Approx(want[k][i]).epsilon(1e-12).margin(1e-14));
+      // the graph keeps x, the hidden layer [10, 9] and the parameters, as the ops apart do
+      Variable y = fused(in);
+      size_t leaves = 0;
+      for (auto& v : in) leaves += v.data().storage()->nbytes();
+      CHECK(graph_held_bytes(y) == leaves + 10 * 9 * sizeof(double));
+    }
+  }
+  // eval mode: no dropout, and the RNG stream is not advanced
+  manual_seed(9);
+  Variable e = ffn_relu(in[0], in[1], in[2], in[3], in[4], 0.5, false);
+  Tensor after = Tensor::rand({1}, 0, 1, DType::Float64);
+  CHECK(vals(e.data()) == vals(ffn_relu(in[0], in[1], in[2], in[3], in[4], 0.0, true).data()));
+  manual_seed(9);
+  CHECK(vals(after) == vals(Tensor::rand({1}, 0, 1, DType::Float64)));
+  CHECK_THROWS_AS(ffn_relu(in[0], in[1], Variable(leaf({8})), in[3], in[4], 0.1, true), std::invalid_argument);
+  CHECK_THROWS_AS(ffn_relu(in[0], in[3], in[2], in[1], in[4], 0.1, true), std::invalid_argument);
+  CHECK_THROWS_AS(ffn_relu(in[0], in[1], in[2], in[3], in[4], 1.0, true), std::invalid_argument);
+  CHECK_THROWS_AS(ffn_relu(in[0], in[1], in[2], in[3], in[4], 0.1, true, -1), std::invalid_argument);
 }
 
 TEST_CASE("ops gradcheck: cross_entropy with label smoothing and ignore_index", "[nn][gradcheck]") {
@@ -208,4 +262,31 @@ TEST_CASE("ops: detach sends no gradient", "[nn][gradcheck]") {
   y.backward(Tensor::ones({4}, DType::Float64));
   auto xv = vals(x.data()), g = vals(x.grad());
   for (int i = 0; i < 4; ++i) CHECK(g[i] == Approx(3 * xv[i]).epsilon(1e-14));
+}
+
+TEST_CASE("ffn_forward: the fused ReLU path equals fc1 then ReLU then dropout, the path a hook on fc1 takes",
+          "[nn][transformer]") {
+  manual_seed(3);
+  Linear fc1(8, 16, true, DType::Float64), fc2(16, 8, true, DType::Float64);
+  Variable x(Tensor::randn({2, 5, 8}, 0, 1, DType::Float64), true);
+  std::vector<Variable> ps{x, fc1.weight, fc1.bias, fc2.weight, fc2.bias};
+  auto run = [&](bool hooked) {
+    for (auto& v : ps) v.zero_grad();
+    int seen = 0, h = -1;
+    if (hooked) h = fc1.register_forward_hook([&](Module&, const Vs&, const Variable&) { ++seen; });
+    manual_seed(4);
+    Variable y = transformer_detail::ffn_forward("relu", fc1, fc2, x, 0.25, true);
+    sum(y * y).backward();
+    if (hooked) fc1.remove_forward_hook(h);
+    CHECK(seen == (hooked ? 1 : 0));
+    std::vector<std::vector<double>> r{vals(y.data())};
+    for (auto& v : ps) r.push_back(vals(v.grad()));
+    return r;
+  };
+  const auto fused = run(false), apart = run(true);
+  for (size_t k = 0; k < fused.size(); ++k) {
+    INFO("output / gradient " << k);
+    REQUIRE(fused[k].size() == apart[k].size());
+    for (size_t i = 0; i < fused[k].size(); ++i) CHECK(fused[k][i] == Approx(apart[k][i]).epsilon(1e-12).margin(1e-14));
+  }
 }

@@ -111,6 +111,34 @@ void CompositeKernels::dropout(const Desc& out, const Desc& in, double p, uint64
   be_.unary(UnaryOp::Affine, o, o, 1.0 / (1.0 - p), 0.0);
 }
 
+void CompositeKernels::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
+                                         uint64_t offset) {
+  check_bias_relu_args(out, x, bias, p, "bias_relu_dropout");
+  const int64_t R = rows_of(x), N = cols_of(x);
+  if (R * N == 0) return;
+  const Desc o = reshaped(out, {R, N}), xi = reshaped(x, {R, N});
+  if (bias.data)
+    be_.binary(BinaryOp::Add, o, xi, composite::view(bias, {R, N}, {0, 1}));
+  else
+    be_.copy(o, xi);
+  be_.unary(UnaryOp::Relu, o, o, 0.0, 0.0);
+  if (p > 0) dropout(out, out, p, seed, offset);
+}
+
+void CompositeKernels::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,
+                                                  double p) {
+  check_bias_relu_args(gx, gout, gbias, p, "bias_relu_dropout_backward");
+  check_bias_relu_args(gx, out, Desc{}, p, "bias_relu_dropout_backward");
+  const int64_t R = rows_of(gx), N = cols_of(gx);
+  if (N == 0) return;
+  const Desc g = reshaped(gx, {R, N});
+  if (R > 0) {
+    be_.binary(BinaryOp::ReluGrad, g, reshaped(gout, {R, N}), reshaped(out, {R, N}));
+    if (p > 0) be_.unary(UnaryOp::Affine, g, g, 1.0 / (1.0 - p), 0.0);
+  }
+  if (gbias.data) be_.reduce(ReduceOp::Sum, reshaped(gbias, {N}), composite::view(gx, {N, R}, {1, N}), 1);
+}
+
 void CompositeKernels::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
                                      int64_t ignore_index, double eps) {
   const int64_t N = rows_of(logits), C = cols_of(logits);

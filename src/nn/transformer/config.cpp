@@ -156,7 +156,12 @@ std::shared_ptr<Linear> make_xavier_linear(int64_t in, int64_t out) {
   return l;
 }
 
-Variable activate(const std::string& name, const Variable& x) { return name == "gelu" ? gelu(x) : relu(x); }
+Variable ffn_forward(const std::string& activation, Linear& fc1, Linear& fc2, const Variable& x, double p,
+                     bool training) {
+  if (activation == "gelu") return fc2(dropout(gelu(fc1(x)), p, training));
+  if (fc1.has_forward_hooks() || fc2.has_forward_hooks()) return fc2(dropout(relu(fc1(x)), p, training));
+  return ffn_relu(x, fc1.weight, fc1.bias, fc2.weight, fc2.bias, p, training);
+}
 
 void check_tokens(const Tensor& tokens, int64_t max_positions, const char* what) {
   if (!tokens.defined() || tokens.dtype() != DType::Int64 || tokens.dim() != 2 || tokens.size(1) < 1)

@@ -85,8 +85,11 @@ Tensor slot_mask(const Tensor& pad, const Variable& x);
 std::shared_ptr<Embedding> make_token_embedding(int64_t vocab, const TransformerConfig& cfg);
 /// fairseq's Linear(): xavier_uniform weight, zero bias.
 std::shared_ptr<Linear> make_xavier_linear(int64_t in, int64_t out);
-/// The activation by name ("relu" | "gelu").
-Variable activate(const std::string& name, const Variable& x);
+/// The Transformer FFN fc2(dropout(act(fc1(x)), p)) (Vaswani et al. 2017, Eq. 2, with fairseq's
+/// activation dropout; act by name, "relu" | "gelu"). With ReLU, and no forward hook on fc1 or fc2, it is
+/// one op (ffn_relu) that keeps the hidden activations in cache: the same values. x [..., D] -> [..., D].
+Variable ffn_forward(const std::string& activation, Linear& fc1, Linear& fc2, const Variable& x, double p,
+                     bool training);
 /// Throws std::invalid_argument unless tokens is int64 [B, T] with 1 <= T <= max_positions; `what` is
 /// "source" or "target" (naming the --max-*-positions flag in the message).
 void check_tokens(const Tensor& tokens, int64_t max_positions, const char* what);

@@ -29,8 +29,7 @@ Variable TransformerLayerBase::residual(const Variable& x, Module& norm, const T
 }
 
 Variable TransformerLayerBase::feed_forward(const Variable& x) {
-  Variable h = dropout(activate(activation, (*fc1)(x)), activation_dropout_p, is_training());
-  return (*fc2)(h);
+  return ffn_forward(activation, *fc1, *fc2, x, activation_dropout_p, is_training());
 }
 
 // Registration order follows fairseq's __init__ so state_dict keys read alike.

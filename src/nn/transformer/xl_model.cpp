@@ -65,9 +65,7 @@ Variable XLLayer::forward(const Variable& x, const Variable& mem, const Variable
   } else {
     h = norm_forward(*attn_layer_norm, x + dropout(attn->forward(x, mem, pos, u, v), dropout_p_, train), pad);
   }
-  auto ffn = [&](const Variable& a) {
-    return (*fc2)(dropout(activate(activation_, (*fc1)(a)), activation_dropout_p_, train));
-  };
+  auto ffn = [&](const Variable& a) { return ffn_forward(activation_, *fc1, *fc2, a, activation_dropout_p_, train); };
   if (pre_norm_) return h + dropout(ffn(norm_forward(*final_layer_norm, h, pad)), dropout_p_, train);
   return norm_forward(*final_layer_norm, h + dropout(ffn(h), dropout_p_, train), pad);
 }

@@ -1,0 +1,112 @@
+// The Transformer FFN activation, fused (FusedKernels::bias_relu_dropout): dropout(relu(x + b)) forward
+// and, from the saved output alone, its backward with the bias gradient, one pass each over [rows, N]
+// instead of the four passes of the ops apart (bias add, ReLU, dropout; dropout, ReLU, bias sum).
+// The dropout counters and compare are CpuBackend::dropout's, so the values equal the ops apart.
+#include <omp.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/counter_rng.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+#include "backends/profiler.h"
+
+namespace nl {
+
+void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
+                                   uint64_t offset) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
+  check_bias_relu_args(out, x, bias, p, "bias_relu_dropout");
+  const int64_t N = x.shape[x.ndim - 1], R = N ? x.numel() / N : 0;
+  dispatch_floating(x.dtype, "bias_relu_dropout", [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = static_cast<const T*>(x.data);
+    const T* bp = static_cast<const T*>(bias.data);
+    T* op = static_cast<T*>(out.data);
+    const T scale = T(1.0 / (1.0 - p));
+    // One row; HasBias / Drop are compile-time so that the loop has no conditional loads (omp simd).
+    auto row = [&](auto has_bias, auto drop, int64_t r) {
+      const T* xr = xp + r * N;
+      T* o = op + r * N;
+      const uint64_t c0 = offset + (uint64_t)(r * N);
+#pragma omp simd
+      for (int64_t j = 0; j < N; ++j) {
+        T v = xr[j];
+        if constexpr (decltype(has_bias)::value) v += bp[j];
+        const T a = v > T(0) ? v : T(0);
+        if constexpr (decltype(drop)::value)
+          o[j] = cpu::uniform01(seed, c0 + (uint64_t)j) > p ? a * scale : T(0);
+        else
+          o[j] = a;
+      }
+    };
+    using Y = std::true_type;
+    using No = std::false_type;
+#pragma omp parallel for schedule(static) if (R * N >= kParallelGrain)
+    for (int64_t r = 0; r < R; ++r) {
+      if (bp && p > 0)
+        row(Y{}, Y{}, r);
+      else if (bp)
+        row(Y{}, No{}, r);
+      else if (p > 0)
+        row(No{}, Y{}, r);
+      else
+        row(No{}, No{}, r);
+    }
+  });
+}
+
+void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,
+                                            double p) {
+  prof::Scope prof_scope(prof::Cat::Elementwise);
+  check_bias_relu_args(gx, gout, gbias, p, "bias_relu_dropout_backward");
+  check_bias_relu_args(gx, out, Desc{}, p, "bias_relu_dropout_backward");
+  const int64_t N = gx.shape[gx.ndim - 1], R = N ? gx.numel() / N : 0;
+  const bool want_b = gbias.data != nullptr;
+  // Rows split into fixed chunks (one per thread); each sums its own bias gradient in double, added in
+  // chunk order, so the result does not depend on scheduling.
+  const int nt = (R * N >= kParallelGrain) ? std::max(1, omp_get_max_threads()) : 1;
+  const int64_t chunk = (R + nt - 1) / nt;
+  std::vector<double> acc(want_b ? (size_t)(N * nt) : 0, 0.0);
+  dispatch_floating(gx.dtype, "bias_relu_dropout_backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* gp = static_cast<const T*>(gout.data);
+    const T* yp = static_cast<const T*>(out.data);
+    T* gxp = static_cast<T*>(gx.data);
+    const T scale = T(1.0 / (1.0 - p));
+    auto rows = [&](int t) {
+      double* a = want_b ? acc.data() + (size_t)(N * t) : nullptr;
+      for (int64_t r = std::min(R, t * chunk); r < std::min(R, (t + 1) * chunk); ++r) {
+        const T *g = gp + r * N, *y = yp + r * N;
+        T* o = gxp + r * N;
+        if (a) {
+#pragma omp simd
+          for (int64_t j = 0; j < N; ++j) {
+            const T v = y[j] > T(0) ? g[j] * scale : T(0);
+            o[j] = v;
+            a[j] += (double)v;
+          }
+        } else {
+#pragma omp simd
+          for (int64_t j = 0; j < N; ++j) o[j] = y[j] > T(0) ? g[j] * scale : T(0);
+        }
+      }
+    };
+    if (nt == 1) {
+      rows(0);
+    } else {
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+      for (int t = 0; t < nt; ++t) rows(t);
+    }
+    if (want_b) {
+      for (int t = 1; t < nt; ++t)
+        for (int64_t j = 0; j < N; ++j) acc[(size_t)j] += acc[(size_t)(N * t + j)];
+      T* gb = static_cast<T*>(gbias.data);
+      for (int64_t j = 0; j < N; ++j) gb[j] = T(acc[(size_t)j]);
+    }
+  });
+}
+
+}  // namespace nl
