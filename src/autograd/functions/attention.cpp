@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "autograd/functions.h"
+#include "autograd/functions/opt_desc.h"
 
 namespace nl {
 
@@ -39,8 +40,6 @@ void check_attention_args(const Variable& q, const Variable& k, const Variable& 
 double attention_scale(const AttentionOptions& o, int64_t dh) {
   return o.scale != 0.0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(dh));
 }
-
-Desc opt_desc(const Tensor& t) { return t.defined() ? t.desc() : Desc{}; }
 
 // A [B, H, rows, cols] operand whose rows may be strided (e.g. the head split of a [B, T, H*d] projection,
 // strides (T*H*d, d, H*d, 1)): returned as is when its last dim is dense and rows do not overlap, copied

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "autograd/functions.h"
+#include "autograd/functions/opt_desc.h"
 
 namespace nl {
 namespace {
@@ -17,7 +18,6 @@ int64_t auto_block_rows(int64_t M, int64_t F, const Device& d) {
   if (!d.is_cpu()) return std::max<int64_t>(M, 1);
   return std::max<int64_t>(16, (int64_t(512) * 1024) / std::max<int64_t>(F, 1));
 }
-Desc opt(const Tensor& t) { return t.defined() ? t.desc() : Desc{}; }
 
 void check_ffn_args(const Variable& x, const Variable& w1, const Variable& b1, const Variable& w2, const Variable& b2,
                     double p, int64_t block_rows) {
@@ -58,7 +58,7 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
     Tensor hb = h.slice(0, r0, r1), yb = y.slice(0, r0, r1);
     matmul_out(hb, x2.slice(0, r0, r1), W1t, 0.0);
     // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would
-    fk.bias_relu_dropout(hb.desc(), hb.desc(), opt(B1), q, seed, offset + (uint64_t)(r0 * F));
+    fk.bias_relu_dropout(hb.desc(), hb.desc(), opt_desc(B1), q, seed, offset + (uint64_t)(r0 * F));
     matmul_out(yb, hb, W2t, B2.defined() ? 1.0 : 0.0);
   }
   Shape os = xc.shape();
@@ -93,7 +93,7 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
             if (!want_h) continue;
             Tensor ghb = gh.slice(0, 0, r1 - r0);
             matmul_out(ghb, gyb, W2, 0.0);
-            fk.bias_relu_dropout_backward(ghb.desc(), opt(gbb), ghb.desc(), hb.desc(), q);
+            fk.bias_relu_dropout_backward(ghb.desc(), opt_desc(gbb), ghb.desc(), hb.desc(), q);
             if (want_b1) binary_into(BinaryOp::Add, gb1, gb1, gbb);
             if (want_w1) matmul_out(gw1, ghb.transpose(0, 1), x2.slice(0, r0, r1), acc);
             if (want_x) {

@@ -2,6 +2,7 @@
 // (appendix B: W1 for LayerNorm-simple, W2 detach-mean, W3 detach-variance, I/sigma DetachNorm).
 // Its composite twin (primitive ops + detach) lives in nn/norm/layer_norm.cpp; tests hold them equal.
 #include "autograd/functions.h"
+#include "autograd/functions/opt_desc.h"
 
 namespace nl {
 
@@ -16,11 +17,10 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o, const Va
                                   "and device (got " + shape_str(p->shape()) + " " + dtype_name(p->dtype()) + ")");
   Tensor w = weight.defined() ? weight.data().contiguous() : Tensor();
   Tensor b = bias.defined() ? bias.data().contiguous() : Tensor();
-  auto opt = [](const Tensor& t) { return t.defined() ? t.desc() : Desc{}; };
   Tensor x2 = xc.view({R, H});
   Tensor y = Tensor::empty({R, H}, xc.dtype(), xc.device());
   Tensor mu = Tensor::empty({R}, xc.dtype(), xc.device()), rstd = Tensor::empty({R}, xc.dtype(), xc.device());
-  backend_for(xc.device().type).fused().layer_norm(y.desc(), mu.desc(), rstd.desc(), x2.desc(), opt(w), opt(b), o);
+  backend_for(xc.device().type).fused().layer_norm(y.desc(), mu.desc(), rstd.desc(), x2.desc(), opt_desc(w), opt_desc(b), o);
   std::string note = std::string(o.detach_mean ? "detach_mean " : "") + (o.detach_std ? "detach_std " : "") +
                      (o.unbiased ? "unbiased " : "biased ") + (o.eps_inside ? "eps_in_sqrt" : "eps_on_std") +
                      (w.defined() ? " affine" : "");
@@ -31,7 +31,7 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o, const Va
   if (w.defined()) keep.push_back(saved(w, "weight"));
   const bool has_b = b.defined();
   return make_result(y.view(xc.shape()), "LayerNormFused", inputs,
-                     [x2, mu, rstd, w, has_b, o, opt](const Tensor& g, const std::vector<bool>& need) {
+                     [x2, mu, rstd, w, has_b, o](const Tensor& g, const std::vector<bool>& need) {
                        Tensor gc = g.contiguous();
                        const int64_t H = x2.size(1);
                        Tensor gx = Tensor::empty(x2.shape(), x2.dtype(), x2.device());
@@ -40,8 +40,8 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o, const Va
                        if (w.defined() && need[k++]) gw = Tensor::empty({H}, x2.dtype(), x2.device());
                        if (has_b && need[k++]) gb = Tensor::empty({H}, x2.dtype(), x2.device());
                        backend_for(x2.device().type)
-                           .fused().layer_norm_backward(gx.desc(), opt(gw), opt(gb), gc.view(x2.shape()).desc(), x2.desc(),
-                                                mu.desc(), rstd.desc(), opt(w), o);
+                           .fused().layer_norm_backward(gx.desc(), opt_desc(gw), opt_desc(gb), gc.view(x2.shape()).desc(), x2.desc(),
+                                                mu.desc(), rstd.desc(), opt_desc(w), o);
                        std::vector<Tensor> r{gx.view(g.shape())};
                        if (w.defined()) r.push_back(gw);
                        if (has_b) r.push_back(gb);

@@ -2,14 +2,11 @@
 // and, from the saved output alone, its backward with the bias gradient, one pass each over [rows, N]
 // instead of the four passes of the ops apart (bias add, ReLU, dropout; dropout, ReLU, bias sum).
 // The dropout counters and compare are CpuBackend::dropout's, so the values equal the ops apart.
-#include <omp.h>
-
-#include <algorithm>
 #include <type_traits>
-#include <vector>
 
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/row_chunks.h"
 #include "backends/cpu/threads.h"
 #include "backends/profiler.h"
 
@@ -65,20 +62,15 @@ void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, c
   check_bias_relu_args(gx, out, Desc{}, p, "bias_relu_dropout_backward");
   const int64_t N = gx.shape[gx.ndim - 1], R = N ? gx.numel() / N : 0;
   const bool want_b = gbias.data != nullptr;
-  // Rows split into fixed chunks (one per thread); each sums its own bias gradient in double, added in
-  // chunk order, so the result does not depend on scheduling.
-  const int nt = (R * N >= kParallelGrain) ? std::max(1, omp_get_max_threads()) : 1;
-  const int64_t chunk = (R + nt - 1) / nt;
-  std::vector<double> acc(want_b ? (size_t)(N * nt) : 0, 0.0);
+  cpu::RowChunks chunks(R, N, want_b ? N : 0);  // per chunk: the bias gradient's partial sums
   dispatch_floating(gx.dtype, "bias_relu_dropout_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* gp = static_cast<const T*>(gout.data);
     const T* yp = static_cast<const T*>(out.data);
     T* gxp = static_cast<T*>(gx.data);
     const T scale = T(1.0 / (1.0 - p));
-    auto rows = [&](int t) {
-      double* a = want_b ? acc.data() + (size_t)(N * t) : nullptr;
-      for (int64_t r = std::min(R, t * chunk); r < std::min(R, (t + 1) * chunk); ++r) {
+    chunks.run([&](int64_t r0, int64_t r1, double* a) {
+      for (int64_t r = r0; r < r1; ++r) {
         const T *g = gp + r * N, *y = yp + r * N;
         T* o = gxp + r * N;
         if (a) {
@@ -93,16 +85,9 @@ void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, c
           for (int64_t j = 0; j < N; ++j) o[j] = y[j] > T(0) ? g[j] * scale : T(0);
         }
       }
-    };
-    if (nt == 1) {
-      rows(0);
-    } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nt)
-      for (int t = 0; t < nt; ++t) rows(t);
-    }
+    });
     if (want_b) {
-      for (int t = 1; t < nt; ++t)
-        for (int64_t j = 0; j < N; ++j) acc[(size_t)j] += acc[(size_t)(N * t + j)];
+      const double* acc = chunks.total();
       T* gb = static_cast<T*>(gbias.data);
       for (int64_t j = 0; j < N; ++j) gb[j] = T(acc[(size_t)j]);
     }

@@ -13,6 +13,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
+#include "backends/cpu/row_chunks.h"
 #include "backends/cpu/threads.h"
 
 namespace nl {
@@ -69,10 +70,7 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
   const bool through_mean = o.center && !o.detach_mean;
   const bool want_w = gweight.data != nullptr, want_b = gbias.data != nullptr;
-  // Rows split into fixed chunks (one per thread); each sums its own dw/db, added in chunk order.
-  const int nt = (R * H >= kParallelGrain) ? std::max(1, omp_get_max_threads()) : 1;
-  const int64_t chunk = nt > 0 ? (R + nt - 1) / nt : R;
-  std::vector<double> acc((want_w || want_b) ? (size_t)(2 * H * nt) : 0, 0.0);
+  cpu::RowChunks chunks(R, H, (want_w || want_b) ? 2 * H : 0);  // per chunk: dw [H], db [H]
   dispatch_floating(x.dtype, "layer_norm backward", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data);
@@ -81,11 +79,10 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
     const T* rp = static_cast<const T*>(rstd.data);
     const T* wp = static_cast<const T*>(weight.data);
     T* op = static_cast<T*>(gx.data);
-    auto rows = [&](int t) {
-      double* aw = acc.empty() ? nullptr : acc.data() + 2 * H * t;
+    chunks.run([&](int64_t r0, int64_t r1, double* aw) {
       double* ab = aw ? aw + H : nullptr;
       std::vector<T> gw(wp ? (size_t)H : 0);  // w ⊙ dL/dy of one row
-      for (int64_t r = std::min(R, t * chunk); r < std::min(R, (t + 1) * chunk); ++r) {
+      for (int64_t r = r0; r < r1; ++r) {
         const T *xr = xp + r * H, *gr = gp + r * H;
         T* out = op + r * H;
         const double mu = mp[r], inv = rp[r], D = 1.0 / inv;
@@ -113,15 +110,8 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
         }
         for (int64_t j = 0; j < H; ++j) out[j] = T(((double)gr[j] - gbar) * inv - coef * ((double)xr[j] - mu));
       }
-    };
-    if (nt == 1) {
-      rows(0);
-    } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nt)
-      for (int t = 0; t < nt; ++t) rows(t);
-    }
-    for (int t = 1; t < nt && !acc.empty(); ++t)
-      for (int64_t i = 0; i < 2 * H; ++i) acc[(size_t)i] += acc[(size_t)(2 * H * t + i)];
+    });
+    const double* acc = chunks.total();
     if (want_w)
       for (int64_t i = 0; i < H; ++i) static_cast<T*>(gweight.data)[i] = T(acc[(size_t)i]);
     if (want_b)
