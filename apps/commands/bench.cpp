@@ -114,6 +114,9 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
     kernels += v;
   }
   shares["autograd + allocation + other"] = 100.0 * std::max(0.0, wall - kernels) / wall;
+  json op_shares = json::object();  // whole ops, overlapping the kernel categories above
+  for (auto& [k, v] : nl::prof::op_totals())
+    if (v > 0) op_shares[k] = 100.0 * v / wall;
   // Matrix-product FLOPs actually executed per step (forward + backward, counted by the backend),
   // and what they make per second of the median step.
   const double step_gflop = nl::prof::gemm_flops() / a.profile_steps / 1e9;
@@ -124,7 +127,8 @@ json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
           {"step_gflop", step_gflop}, {"gflop_per_s", step_gflop / (t.median / 1000.0)},
           {"gemm_gflop_per_s", gemm_s > 0 ? nl::prof::gemm_flops() / 1e9 / gemm_s : 0.0},
           {"peak_rss_mib", rss}, {"graph_held_mib_by_op", held},
-          {"items_per_s", (double)batch->items / (t.median / 1000.0)}, {"time_share_percent", shares}};
+          {"items_per_s", (double)batch->items / (t.median / 1000.0)}, {"time_share_percent", shares},
+          {"op_share_percent", op_shares}};
 }
 
 // The same model and step in PyTorch: bench/pytorch_<task>.py (absent: no reference for that task).
@@ -227,6 +231,9 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     std::sort(sh.rbegin(), sh.rend());
     for (auto& [v, k] : sh) std::printf("  %-30s %5.1f%%\n", k.c_str(), v);
     const json& nr = r["normlab"];
+    for (auto& [k, v] : nr["op_share_percent"].items())
+      std::printf("  %-30s %5.1f%% (the whole op, its kernels counted in the lines above too)\n", (k + " op").c_str(),
+                  v.get<double>());
     std::printf("  matrix products: %.1f GFLOP per step at %.1f GFLOP/s inside the GEMM calls\n",
                 nr["step_gflop"].get<double>(), nr["gemm_gflop_per_s"].get<double>());
     std::vector<std::pair<double, std::string>> held;

@@ -5,6 +5,7 @@ namespace {
 std::atomic<bool> g_on{false};
 std::atomic<int64_t> g_ns[(int)Cat::kCount];
 std::atomic<double> g_flops{0};
+std::atomic<int64_t> g_op_ns[(int)Op::kCount];
 }  // namespace
 
 const char* cat_name(Cat c) {
@@ -16,6 +17,7 @@ void enable(bool on) { g_on.store(on, std::memory_order_relaxed); }
 bool enabled() { return g_on.load(std::memory_order_relaxed); }
 void reset() {
   for (auto& a : g_ns) a.store(0);
+  for (auto& a : g_op_ns) a.store(0);
   g_flops.store(0);
 }
 void add_gemm_flops(double f) {
@@ -29,6 +31,16 @@ void add(Cat c, double s) { g_ns[(int)c].fetch_add((int64_t)(s * 1e9), std::memo
 std::map<std::string, double> totals() {
   std::map<std::string, double> m;
   for (int i = 0; i < (int)Cat::kCount; ++i) m[cat_name((Cat)i)] = g_ns[i].load() * 1e-9;
+  return m;
+}
+const char* op_name(Op o) {
+  static const char* names[] = {"attention"};
+  return names[(int)o];
+}
+void add(Op o, double s) { g_op_ns[(int)o].fetch_add((int64_t)(s * 1e9), std::memory_order_relaxed); }
+std::map<std::string, double> op_totals() {
+  std::map<std::string, double> m;
+  for (int i = 0; i < (int)Op::kCount; ++i) m[op_name((Op)i)] = g_op_ns[i].load() * 1e-9;
   return m;
 }
 }  // namespace nl::prof

@@ -29,20 +29,37 @@ void add_gemm_flops(double flops);
 /// Matrix-product FLOPs counted since the last reset().
 double gemm_flops();
 
-/// RAII timer: adds the scope's wall time to `c` when profiling is enabled.
-class Scope {
+/// Ops timed as a whole beside the kernel categories (an op's kernels are also counted in their
+/// categories, so op shares overlap the category shares): the fused attention op, forward and backward
+/// (its per-head products, softmax rows and mask preparation).
+enum class Op { Attention, kCount };
+
+/// Op name as printed ("attention").
+const char* op_name(Op o);
+/// Adds `seconds` of wall time to op `o`.
+void add(Op o, double seconds);
+/// Accumulated seconds per op name; zeroed by reset().
+std::map<std::string, double> op_totals();
+
+/// RAII timer: adds the scope's wall time to `key` (a Cat or an Op) when profiling is enabled.
+template <class Key>
+class BasicScope {
  public:
-  explicit Scope(Cat c) : c_(c), on_(enabled()) {
+  explicit BasicScope(Key key) : key_(key), on_(enabled()) {
     if (on_) t0_ = std::chrono::steady_clock::now();
   }
-  ~Scope() {
-    if (on_) add(c_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());
+  ~BasicScope() {
+    if (on_) add(key_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());
   }
 
  private:
-  Cat c_;
+  Key key_;
   bool on_;
   std::chrono::steady_clock::time_point t0_;
 };
+/// Times a kernel into its category.
+using Scope = BasicScope<Cat>;
+/// Times a whole op.
+using OpScope = BasicScope<Op>;
 
 }  // namespace nl::prof

@@ -8,6 +8,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
+#include "backends/profiler.h"
 #include "nn/nn_test_util.h"
 
 using namespace nl;
@@ -276,4 +277,26 @@ TEST_CASE("attention: the fused graph keeps q, k, v and one weight tensor", "[at
   INFO("composite " << composite << " fused " << fused << " one weight tensor " << weights);
   CHECK(composite == qkv + 2 * weights + B * Tq * Tk * f);
   CHECK(composite - fused == weights + B * Tq * Tk * f);
+}
+
+TEST_CASE("attention: the profiler times the whole op and counts its products as gemm", "[attention][profiler]") {
+  manual_seed(5);
+  Variable q(Tensor::randn({2, 2, 8, 4}), true), k(Tensor::randn({2, 2, 8, 4}), true), v(Tensor::randn({2, 2, 8, 4}), true);
+  prof::reset();
+  Variable out = attention(q, k, v, AttentionOptions{});  // profiling off: nothing is counted
+  CHECK(prof::op_totals().at("attention") == 0.0);
+  prof::enable(true);
+  out = attention(q, k, v, AttentionOptions{});
+  const double fwd = prof::op_totals().at("attention");
+  sum(out).backward();
+  prof::enable(false);
+  const double both = prof::op_totals().at("attention");
+  CHECK(fwd > 0.0);
+  CHECK(both > fwd);  // backward adds to the same op
+  CHECK(prof::totals().at("gemm") > 0.0);
+  CHECK(prof::totals().at("gemm") <= both);  // the products ran inside the op
+  // 2 products forward + 3 backward (dq, dk, dv) + dO Vᵀ, each 2 * B * H * 8 * 8 * 4 FLOPs
+  CHECK(prof::gemm_flops() == Approx(6.0 * 2 * 2 * 2 * 8 * 8 * 4));
+  prof::reset();
+  CHECK(prof::op_totals().at("attention") == 0.0);
 }

@@ -7,6 +7,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/functions/opt_desc.h"
+#include "backends/profiler.h"
 
 namespace nl {
 
@@ -110,6 +111,7 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
 
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
   check_attention_args(q, k, v, o);
+  prof::OpScope op_scope(prof::Op::Attention);
   const DType dt = q.dtype();
   const Device dev = q.device();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), dh = q.size(3), dv = v.size(3);
@@ -140,6 +142,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   return make_result(
       out, "Attention", {q, k, v},
       [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {
+        prof::OpScope op_scope(prof::Op::Attention);
         const int64_t B = ko.batch, H = ko.heads, Tq = ko.tq, Tk = ko.tk, dh = qc.size(3), dv = vc.size(3);
         const bool drop = ko.dropout > 0;
         const DType dt = gout.dtype();
