@@ -10,6 +10,17 @@ namespace nl {
 Backend::Backend() : composite_(std::make_unique<CompositeKernels>(*this)) {}
 Backend::~Backend() = default;
 
+void Backend::gemm_grid(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                        int64_t lda, int64_t sA, int64_t oA, const void* B, int64_t ldb, int64_t sB, int64_t oB,
+                        double beta, void* C, int64_t ldc, int64_t sC, int64_t oC, int64_t batch, int64_t outer,
+                        int device_index) {
+  const int64_t es = (int64_t)dtype_size(t);
+  for (int64_t o = 0; o < outer; ++o)
+    gemm(t, ta, tb, M, N, K, alpha, static_cast<const char*>(A) + o * oA * es, lda, sA,
+         static_cast<const char*>(B) + o * oB * es, ldb, sB, beta, static_cast<char*>(C) + o * oC * es, ldc, sC, batch,
+         device_index);
+}
+
 void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, const char* kernel) {
   if (o.batch < 0 || o.heads < 0 || o.tq < 0 || o.tk < 0 || !(o.dropout >= 0.0 && o.dropout < 1.0))
     throw std::invalid_argument(std::string(kernel) + ": bad options (dropout " + std::to_string(o.dropout) +

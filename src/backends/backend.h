@@ -125,6 +125,13 @@ class Backend {
   virtual void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
                     const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB,
                     double beta, void* C, int64_t ldc, int64_t strideC, int64_t batch, int device_index) = 0;
+  /// gemm() over an outer × batch grid of products: product (o, b) reads A + o * outerA + b * strideA
+  /// (elements; B and C alike), e.g. the heads (b) of every sequence (o) of a heads-last attention
+  /// layout. The default calls gemm() once per o; the CPU backend runs small products as one grid.
+  virtual void gemm_grid(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
+                         const void* A, int64_t lda, int64_t strideA, int64_t outerA, const void* B, int64_t ldb,
+                         int64_t strideB, int64_t outerB, double beta, void* C, int64_t ldc, int64_t strideC,
+                         int64_t outerC, int64_t batch, int64_t outer, int device_index);
 
  protected:
   /// Installs the backend's own fused kernels (typically `this`, or a CompositeKernels subclass that

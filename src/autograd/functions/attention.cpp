@@ -51,7 +51,7 @@ Tensor rows_dense(const Tensor& t) {
 }
 
 // c[b, h] = op(a[b, h]) @ op(b[b, h]) for every (b, h) of [B, H, rows, cols] operands with dense rows
-// (rows_dense); one backend call per b, batched over the heads; safe for empty extents. A transposed
+// (rows_dense); one backend call for the [B, H] grid of heads; safe for empty extents. A transposed
 // operand's stored matrix is [K, M] (a) or [N, K] (b).
 void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& a,
                   const Tensor& b) {
@@ -63,13 +63,11 @@ void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64
   }
   Backend& be = backend_for(c.device().type);
   const auto &sa = a.strides(), &sb = b.strides(), &sc = c.strides();
-  const size_t es = dtype_size(c.dtype());
   auto* pa = static_cast<const char*>(a.desc().data);
   auto* pb = static_cast<const char*>(b.desc().data);
   auto* pc = static_cast<char*>(c.desc().data);
-  for (int64_t i = 0; i < B; ++i)
-    be.gemm(c.dtype(), ta, tb, M, N, K, 1.0, pa + i * sa[0] * es, sa[2], sa[1], pb + i * sb[0] * es, sb[2], sb[1], 0.0,
-            pc + i * sc[0] * es, sc[2], sc[1], H, c.device().index);
+  be.gemm_grid(c.dtype(), ta, tb, M, N, K, 1.0, pa, sa[2], sa[1], sa[0], pb, sb[2], sb[1], sb[0], 0.0, pc, sc[2],
+               sc[1], sc[0], H, B, c.device().index);
 }
 
 // An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that

@@ -30,6 +30,10 @@ class CpuBackend final : public Backend, public FusedKernels {
   void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
             int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
             int64_t ldc, int64_t strideC, int64_t batch, int device_index) override;
+  void gemm_grid(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                 int64_t lda, int64_t strideA, int64_t outerA, const void* B, int64_t ldb, int64_t strideB,
+                 int64_t outerB, double beta, void* C, int64_t ldc, int64_t strideC, int64_t outerC, int64_t batch,
+                 int64_t outer, int device_index) override;
   void softmax(const Desc& out, const Desc& in, bool log) override;
   void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
   void bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
