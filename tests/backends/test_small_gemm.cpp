@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/small_gemm.h"
+#include "backends/cpu/threads.h"
 #include "test_paths.h"
 
 using namespace nl;
@@ -98,6 +99,30 @@ TEST_CASE("small_sgemm: a row of a product equals that row computed alone, bit f
                           row.data(), N, 0, 0, 1, 1);
     CHECK(std::memcmp(row.data(), full.data() + i * N, sizeof(float) * (size_t)N) == 0);
   }
+}
+
+TEST_CASE("small_sgemm: a grid split over two threads gives the one-thread result bit for bit", "[blas][small_gemm]") {
+  if (!cpu::small_sgemm_fits(32, 32, 32)) {
+    std::cout << nltest::kSkipMarker << " this build has no AVX-512 small-product kernel" << std::endl;
+    return;
+  }
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  const int64_t T = 32, d = 32, H = 4, B = 64;  // heads-last [B, T, H, d] operands, as the attention's
+  std::vector<float> q((size_t)(B * T * H * d)), k(q.size()), c1((size_t)(B * H * T * T)), c2(c1.size());
+  for (auto& x : q) x = u(rng);
+  for (auto& x : k) x = u(rng);
+  const int before = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    cpu::small_sgemm_grid(false, true, T, T, d, 1.f, {q.data(), H * d, d, T * H * d}, {k.data(), H * d, d, T * H * d},
+                          0.f, (threads == 1 ? c1 : c2).data(), T, T * T, H * T * T, H, B);
+  }
+  set_num_threads(before);
+  CHECK(std::memcmp(c1.data(), c2.data(), sizeof(float) * c1.size()) == 0);
+  double ref = 0;  // one spot check of the values: product (b 63, h 3), row 31, column 30
+  for (int64_t j = 0; j < d; ++j) ref += (double)q[(size_t)(63 * T * H * d + 31 * H * d + 3 * d + j)] * k[(size_t)(63 * T * H * d + 30 * H * d + 3 * d + j)];
+  CHECK(c2[(size_t)((63 * H + 3) * T * T + 31 * T + 30)] == Approx(ref).margin(1e-5));
 }
 
 TEST_CASE("small_sgemm: sizes past its limits are refused, not computed wrongly", "[blas][small_gemm]") {

@@ -25,7 +25,9 @@ struct GridOperand {
 /// For o < outer, b < batch: C_ob = alpha · op(A_ob) · op(B_ob) + beta · C_ob, row-major; op(A) is [M, K]
 /// (A stored [K, M] when ta), op(B) is [K, N] (B stored [N, K] when tb); C_ob = C + o * outerC + b *
 /// strideC. beta == 0 does not read C (BLAS semantics: NaN in C is overwritten). Each output is one
-/// float FMA chain over k in order, so a row does not depend on M or on the other rows. Throws
+/// float FMA chain over k in order, so a row does not depend on M or on the other rows; big grids are
+/// split over the threads (nl::set_num_threads), each product on one thread, so the result does not
+/// depend on the thread count. Throws
 /// std::logic_error when !small_sgemm_fits(M, N, K).
 void small_sgemm_grid(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, GridOperand A, GridOperand B,
                       float beta, float* C, int64_t ldc, int64_t strideC, int64_t outerC, int64_t batch, int64_t outer);
