@@ -64,9 +64,10 @@ def time_steps(step, warmup, steps):
 
 
 def step_stats(times_ms):
-    """{"median", "min", "max"} in ms, rounded to 4 decimals."""
+    """{"median", "min", "max", "all"} in ms, rounded to 4 decimals; "all" lists every step in order
+    (`normlab bench --rounds` merges the steps of several runs with it)."""
     return {"median": round(statistics.median(times_ms), 4), "min": round(min(times_ms), 4),
-            "max": round(max(times_ms), 4)}
+            "max": round(max(times_ms), 4), "all": [round(t, 4) for t in times_ms]}
 
 
 def peak_rss_mib():

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -33,19 +34,22 @@ using json = nlohmann::json;
 
 struct BenchArgs {
   int steps = 0, warmup = -1, profile_steps = -1;  // 0 / -1: from the task (TaskInfo::bench_steps)
+  int rounds = 1;  // normlab and PyTorch alternate this many times per thread count
   std::vector<int> threads{1, 2};
   bool pytorch = true;
   std::string python = "/usr/bin/python3";
   std::string json_out;
 };
 
-struct Timing {
-  double median = 0, min = 0, max = 0;
+// Per-step wall and process-CPU times (ms) of one framework, in order, merged over the rounds.
+struct Samples {
+  std::vector<double> ms, cpu;
 };
 
-Timing summarize(std::vector<double> ms) {
+// {"median", "min", "max"} of step times in ms (the upper median for an even count).
+json step_stats(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back()};
+  return {{"median", ms[ms.size() / 2]}, {"min", ms.front()}, {"max", ms.back()}};
 }
 
 // Process CPU time in ms (all threads): on a loaded machine it moves less than wall time.
@@ -63,76 +67,95 @@ double peak_rss_mib() {
   return ru.ru_maxrss / 1024.0;
 }
 
-// One thread count: timed updates (Trainer::update, the training loop's own step), then a profiled
-// pass for the time shares.
-json bench_normlab(Task& task, json settings, const BenchArgs& a, int threads) {
-  settings["threads"] = threads;
-  // The step schedule counts epochs in batches of the loaded data, which a bench does not load (its
-  // batch is bench_batch's); the schedule does not change the cost of an update, so it is timed fixed.
-  if (settings.value("lr_scheduler", "") == "step") {
-    settings["lr_scheduler"] = "fixed";
-    settings["lr_step_epochs"] = 0;
+// normlab's side of one thread count: the trainer and its synthetic batch live across the rounds,
+// so warm-up happens once; `time` adds timed updates (Trainer::update, the training loop's own step),
+// `report` profiles a few more for the time shares.
+class NormlabBench {
+ public:
+  NormlabBench(Task& task, json settings, int threads) : task_(task), threads_(threads) {
+    settings["threads"] = threads;
+    // The step schedule counts epochs in batches of the loaded data, which a bench does not load (its
+    // batch is bench_batch's); the schedule does not change the cost of an update, so it is timed fixed.
+    if (settings.value("lr_scheduler", "") == "step") {
+      settings["lr_scheduler"] = "fixed";
+      settings["lr_step_epochs"] = 0;
+    }
+    trainer_ = std::make_unique<Trainer>(task, settings);
+    batch_ = task.bench_batch(settings);
+    dev_ = trainer_->device();
+    to_device(*batch_, dev_);  // once: the step times the update, not the host-to-device copy
+    micro_ = {batch_.get()};
   }
-  Trainer trainer(task, settings);
-  std::unique_ptr<TaskBatch> batch = task.bench_batch(settings);
-  const nl::Device dev = trainer.device();
-  to_device(*batch, dev);  // once: the step times the update, not the host-to-device copy
-  std::vector<const TaskBatch*> micro{batch.get()};
-  int64_t u = 0;
-  auto step = [&] {
-    trainer.update(micro, u++);
-    if (!dev.is_cpu()) nl::backend_for(dev.type).synchronize(dev.index);  // the optimizer step's kernels too
-  };
-  for (int i = 0; i < a.warmup; ++i) step();
-  std::vector<double> ms, cpu;
-  for (int i = 0; i < a.steps; ++i) {
+  void warm_up(int n) {
+    for (int i = 0; i < n; ++i) step();
+  }
+  void time(int n, Samples& s) {
+    for (int i = 0; i < n; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      const double c0 = cpu_ms();
+      step();
+      s.cpu.push_back(cpu_ms() - c0);
+      s.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  // The result object of this thread count from the timed steps `s`; runs the profiled steps.
+  json report(const BenchArgs& a, const Samples& s) {
+    const json t = step_stats(s.ms);
+    const double median = t["median"].get<double>();
+    const double rss = peak_rss_mib();  // before the profiled pass, which allocates nothing new
+    // What the graph keeps for backward after one forward (the training step's activation memory), by op.
+    json held = json::object();
+    {
+      nl::Variable loss = task_.loss(trainer_->model(), *batch_);
+      for (const auto& [op, bytes] : nl::graph_held_bytes_by_op(loss)) held[op] = bytes / 1048576.0;
+    }
+    nl::prof::reset();
+    nl::prof::enable(true);
     auto t0 = std::chrono::steady_clock::now();
-    const double c0 = cpu_ms();
-    step();
-    cpu.push_back(cpu_ms() - c0);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (int i = 0; i < a.profile_steps; ++i) step();
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nl::prof::enable(false);
+    json shares = json::object();
+    double kernels = 0;
+    for (auto& [k, v] : nl::prof::totals()) {
+      if (v <= 0) continue;
+      shares[k] = 100.0 * v / wall;
+      kernels += v;
+    }
+    shares["autograd + allocation + other"] = 100.0 * std::max(0.0, wall - kernels) / wall;
+    json op_shares = json::object();  // whole ops, overlapping the kernel categories above
+    for (auto& [k, v] : nl::prof::op_totals())
+      if (v > 0) op_shares[k] = 100.0 * v / wall;
+    // Matrix-product FLOPs actually executed per step (forward + backward, counted by the backend),
+    // and what they make per second of the median step.
+    const double step_gflop = nl::prof::gemm_flops() / a.profile_steps / 1e9;
+    const double gemm_s = nl::prof::totals()["gemm"];
+    return {{"framework", "normlab"}, {"threads", threads_},
+            {"items_per_step", batch_->items}, {"step_ms", t}, {"step_cpu_ms", step_stats(s.cpu)},
+            {"step_gflop", step_gflop}, {"gflop_per_s", step_gflop / (median / 1000.0)},
+            {"gemm_gflop_per_s", gemm_s > 0 ? nl::prof::gemm_flops() / 1e9 / gemm_s : 0.0},
+            {"peak_rss_mib", rss}, {"graph_held_mib_by_op", held},
+            {"items_per_s", (double)batch_->items / (median / 1000.0)}, {"time_share_percent", shares},
+            {"op_share_percent", op_shares}};
   }
-  Timing t = summarize(ms), tc = summarize(cpu);
-  const double rss = peak_rss_mib();  // before the profiled pass, which allocates nothing new
-  // What the graph keeps for backward after one forward (the training step's activation memory), by op.
-  json held = json::object();
-  {
-    nl::Variable loss = task.loss(trainer.model(), *batch);
-    for (const auto& [op, bytes] : nl::graph_held_bytes_by_op(loss)) held[op] = bytes / 1048576.0;
-  }
-  nl::prof::reset();
-  nl::prof::enable(true);
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < a.profile_steps; ++i) step();
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  nl::prof::enable(false);
-  json shares = json::object();
-  double kernels = 0;
-  for (auto& [k, v] : nl::prof::totals()) {
-    if (v <= 0) continue;
-    shares[k] = 100.0 * v / wall;
-    kernels += v;
-  }
-  shares["autograd + allocation + other"] = 100.0 * std::max(0.0, wall - kernels) / wall;
-  json op_shares = json::object();  // whole ops, overlapping the kernel categories above
-  for (auto& [k, v] : nl::prof::op_totals())
-    if (v > 0) op_shares[k] = 100.0 * v / wall;
-  // Matrix-product FLOPs actually executed per step (forward + backward, counted by the backend),
-  // and what they make per second of the median step.
-  const double step_gflop = nl::prof::gemm_flops() / a.profile_steps / 1e9;
-  const double gemm_s = nl::prof::totals()["gemm"];
-  return {{"framework", "normlab"}, {"threads", threads}, {"items_per_step", batch->items},
-          {"step_ms", {{"median", t.median}, {"min", t.min}, {"max", t.max}}},
-          {"step_cpu_ms", {{"median", tc.median}, {"min", tc.min}, {"max", tc.max}}},
-          {"step_gflop", step_gflop}, {"gflop_per_s", step_gflop / (t.median / 1000.0)},
-          {"gemm_gflop_per_s", gemm_s > 0 ? nl::prof::gemm_flops() / 1e9 / gemm_s : 0.0},
-          {"peak_rss_mib", rss}, {"graph_held_mib_by_op", held},
-          {"items_per_s", (double)batch->items / (t.median / 1000.0)}, {"time_share_percent", shares},
-          {"op_share_percent", op_shares}};
-}
 
-// The same model and step in PyTorch: bench/pytorch_<task>.py (absent: no reference for that task).
-json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, int threads) {
+ private:
+  void step() {
+    trainer_->update(micro_, u_++);
+    if (!dev_.is_cpu()) nl::backend_for(dev_.type).synchronize(dev_.index);  // the optimizer step's kernels too
+  }
+  Task& task_;
+  int threads_;
+  std::unique_ptr<Trainer> trainer_;
+  std::unique_ptr<TaskBatch> batch_;
+  nl::Device dev_;
+  std::vector<const TaskBatch*> micro_;
+  int64_t u_ = 0;
+};
+
+// One run of the same model and step in PyTorch, `steps` timed steps after a.warmup untimed ones:
+// bench/pytorch_<task>.py (absent: no reference for that task). Its JSON object, or {"error": why}.
+json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, int threads, int steps) {
   const std::string device = settings.value("device", std::string("cpu"));
   if (device != "cpu")  // a GPU step beside a CPU one would be no comparison
     return {{"error", "the PyTorch twins run on the cpu only, so there is no reference for --device " + device}};
@@ -141,7 +164,7 @@ json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, i
   std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/" + name;
   if (!std::filesystem::exists(script)) return {{"error", "no PyTorch reference script " + script}};
   std::string cmd = a.python + " " + script + " --json --threads " + std::to_string(threads) + " --steps " +
-                    std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup) + " " + args + " 2>&1";
+                    std::to_string(steps) + " --warmup " + std::to_string(a.warmup) + " " + args + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
   if (!p) return {{"error", "could not start " + a.python}};
   std::string out;
@@ -153,11 +176,47 @@ json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, i
   if (rc != 0 || line.empty() || line[0] != '{')
     return {{"error", "PyTorch reference unavailable (" + out.substr(0, 200) +
                           "); install it with: scripts/install-deps.sh --bench"}};
+  json r;
   try {
-    return json::parse(line);
+    r = json::parse(line);
   } catch (const std::exception& e) {
     return {{"error", std::string("could not parse PyTorch output: ") + e.what()}};
   }
+  for (const char* k : {"step_ms", "step_cpu_ms"})
+    if (!r.contains(k) || !r[k].contains("all") || !r[k]["all"].is_array() || r[k]["all"].empty())
+      return {{"error", "PyTorch output has no per-step times (" + std::string(k) + ".all); is " + script +
+                            " older than this normlab?"}};
+  return r;
+}
+
+// The PyTorch result of all rounds as one: the first round's object with the step statistics, rates
+// and peak RSS recomputed over every round's steps (peak RSS: the largest of the processes).
+json merge_pytorch_rounds(const std::vector<json>& runs) {
+  json m = runs.front();
+  Samples s;
+  double rss = 0;
+  for (const json& r : runs) {
+    for (const auto& v : r["step_ms"]["all"]) s.ms.push_back(v.get<double>());
+    for (const auto& v : r["step_cpu_ms"]["all"]) s.cpu.push_back(v.get<double>());
+    rss = std::max(rss, r.value("peak_rss_mib", 0.0));
+  }
+  m["step_ms"] = step_stats(s.ms);
+  m["step_ms"]["all"] = s.ms;
+  m["step_cpu_ms"] = step_stats(s.cpu);
+  m["step_cpu_ms"]["all"] = s.cpu;
+  m["steps"] = s.ms.size();
+  m["peak_rss_mib"] = rss;
+  // Rates per second of the median step, rescaled from the first round's median to the merged one.
+  const double scale = runs.front()["step_ms"]["median"].get<double>() / m["step_ms"]["median"].get<double>();
+  for (const char* k : {"items_per_s", "images_per_s", "gflop_per_s"})
+    if (m.contains(k) && m[k].is_number()) m[k] = m[k].get<double>() * scale;
+  m["rounds"] = runs.size();
+  return m;
+}
+
+// Median of the step times of [begin, end) of `v`.
+double median_of(const std::vector<double>& v, size_t begin, size_t end) {
+  return step_stats(std::vector<double>(v.begin() + begin, v.begin() + end))["median"].get<double>();
 }
 
 std::string f2(double v) {
@@ -172,6 +231,9 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
   if (a.steps == 0) a.steps = task.info().bench_steps;
   if (a.warmup < 0) a.warmup = std::max(1, a.steps / 10);
   if (a.profile_steps < 0) a.profile_steps = std::max(1, a.steps / 3);
+  if (a.rounds > a.steps)
+    throw std::invalid_argument("--rounds " + std::to_string(a.rounds) + " is more than the " + std::to_string(a.steps) +
+                                " timed steps: every round times at least one step; lower --rounds or raise --steps");
   int64_t n_items = 0;
   const json& settings = inv.settings;
   const std::string unit = task.info().unit;
@@ -179,18 +241,43 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
                  {"runs", json::array()}};
   std::vector<std::vector<std::string>> rows;
   for (int t : a.threads) {
-    std::cout << "normlab, " << t << " thread(s): " << a.warmup << " warm-up + " << a.steps << " timed steps ..." << std::flush;
-    json n = bench_normlab(task, settings, a, t);
-    n_items = n["items_per_step"].get<int64_t>();
-    std::cout << " median " << f2(n["step_ms"]["median"]) << " ms\n";
+    // Alternate: round r times normlab's share of the steps, then PyTorch's (a fresh process, with its
+    // own warm-up), so that both frameworks are timed in the same phases of a noisy machine.
+    std::cout << "normlab, " << t << " thread(s): " << a.warmup << " warm-up + " << a.steps << " timed steps"
+              << (a.rounds > 1 ? " in " + std::to_string(a.rounds) + " rounds alternating with PyTorch" : "")
+              << " ...\n" << std::flush;
+    NormlabBench nb(task, settings, t);
+    nb.warm_up(a.warmup);
+    Samples ns;
+    std::vector<json> py_runs;
     json py = json::object();
-    if (a.pytorch) {
-      std::cout << "PyTorch, " << t << " thread(s) ..." << std::flush;
-      py = bench_pytorch(task, settings, a, t);
-      std::cout << (py.contains("error") ? std::string(" ") + py["error"].get<std::string>()
-                                         : " median " + f2(py["step_ms"]["median"]) + " ms")
-                << "\n";
+    json round_log = json::array();
+    for (int r = 0; r < a.rounds; ++r) {
+      const int k = a.steps / a.rounds + (r < a.steps % a.rounds ? 1 : 0);
+      const size_t n0 = ns.ms.size();
+      nb.time(k, ns);
+      json entry = {{"round", r + 1}, {"steps", k}, {"normlab_median_ms", median_of(ns.ms, n0, ns.ms.size())}};
+      std::cout << "  " << (a.rounds > 1 ? "round " + std::to_string(r + 1) + ": " : "") << "normlab median "
+                << f2(entry["normlab_median_ms"]) << " ms" << std::flush;
+      if (a.pytorch && !py.contains("error")) {  // after an error, the later rounds time normlab only
+        json one = bench_pytorch(task, settings, a, t, k);
+        if (one.contains("error")) {
+          py = one;
+          std::cout << ", PyTorch: " << py["error"].get<std::string>();
+        } else {
+          py_runs.push_back(one);
+          entry["pytorch_median_ms"] = one["step_ms"]["median"];
+          entry["time_ratio"] = entry["normlab_median_ms"].get<double>() / one["step_ms"]["median"].get<double>();
+          std::cout << ", PyTorch median " << f2(entry["pytorch_median_ms"]) << " ms (ratio "
+                    << f2(entry["time_ratio"]) << "×)";
+        }
+      }
+      std::cout << "\n";
+      round_log.push_back(entry);
     }
+    if (a.pytorch && !py.contains("error")) py = merge_pytorch_rounds(py_runs);
+    json n = nb.report(a, ns);
+    n_items = n["items_per_step"].get<int64_t>();
     auto ms = [](const json& j) {
       return f2(j["step_ms"]["median"]) + " (" + f2(j["step_ms"]["min"]) + "–" + f2(j["step_ms"]["max"]) + ")";
     };
@@ -212,11 +299,13 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
                     num(n, "items_per_s", 0) + " / " + num(p, "items_per_s", 0),
                     num(n, "gflop_per_s", 1) + " / " + num(p, "gflop_per_s", 1),
                     num(n, "peak_rss_mib", 0) + " / " + num(p, "peak_rss_mib", 0)});
-    report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}});
+    report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}, {"rounds", round_log}});
   }
   std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), "
             << n_items << " " << unit << " per step, norm " << settings["norm"].get<std::string>()
-            << " (median over " << a.steps << " steps after " << a.warmup << " warm-up; min–max in brackets)\n\n"
+            << " (median over " << a.steps << " steps after " << a.warmup << " warm-up"
+            << (a.rounds > 1 ? ", in " + std::to_string(a.rounds) + " alternating rounds" : "")
+            << "; min–max in brackets)\n\n"
             << markdown_table({"threads", "normlab ms/step", "PyTorch ms/step", "time ratio", "CPU-time ratio",
                                unit + "/s normlab / PyTorch", "GFLOP/s normlab / PyTorch", "peak RSS MiB normlab / PyTorch"},
                               rows)
@@ -260,6 +349,10 @@ void setup(CLI::App& app) {
     m->add_option("--steps", a->steps, "Timed steps (default: the task's; 300 for mnist, 10 for mt) [1 to 1000000]")->check(positive);
     m->add_option("--warmup", a->warmup, "Untimed warm-up steps (default: a tenth of --steps, at least 1) [0 to 1000000]")
         ->check(CLI::Range(0, 1000000).description(""));
+    m->add_option("--rounds", a->rounds,
+                  "Alternate normlab and PyTorch this many times per thread count, splitting --steps between "
+                  "the rounds, so both are timed in the same phases of a noisy machine [1 to --steps]")
+        ->check(positive);
     m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares (default: a third of --steps) [1 to 1000000]")
         ->check(positive);
     m->add_option("--threads", a->threads, "Thread counts to measure, e.g. 1,2 [each from 1 to 256]")
