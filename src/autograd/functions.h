@@ -100,6 +100,11 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double labe
 /// and is regenerated in backward, so nothing but the op is kept for backward. Throws if p is outside
 /// [0, 1).
 Variable dropout(const Variable& x, double p, bool training);
+/// residual + dropout(x, p, training), the residual connection of a Transformer sublayer (Vaswani et al.
+/// 2017, Sec. 5.4), in one pass: the same mask (the same counters of the global stream), values and
+/// gradients as the two ops apart, without the dropped tensor in between. residual and x: the same shape
+/// and dtype (std::invalid_argument otherwise; broadcasting: use the two ops).
+Variable dropout_add(const Variable& residual, const Variable& x, double p, bool training);
 /// The Transformer FFN fc2(dropout(relu(fc1(x)), p)) (Vaswani et al. 2017, Eq. 2, with fairseq's
 /// activation dropout) as one op: x [..., D], w1 [F, D], b1 [F], w2 [D, F], b2 [D] (biases may be
 /// undefined) -> [..., D]. It runs over blocks of `block_rows` rows (0: sized so that a [rows, F] hidden

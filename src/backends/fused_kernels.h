@@ -73,6 +73,11 @@ class FusedKernels {
   /// > p (the counter stream of Backend::random), else 0. The same call with the gradient as `in` is the
   /// backward, so no mask is stored. Contiguous in/out of one float dtype (may alias); 0 <= p < 1.
   virtual void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) = 0;
+  /// The residual connection around dropout in one pass: out[i] = residual[i] + dropout(in)[i], the same
+  /// mask, scale and float operations as dropout followed by an add (so the same bits). Contiguous, one
+  /// size and float dtype; out may alias residual or in; 0 <= p < 1.
+  virtual void dropout_add(const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
+                           uint64_t offset) = 0;
   /// The Transformer FFN activation in one pass: out = dropout(relu(x + bias)) over contiguous [rows, N]
   /// (`bias` contiguous [N], or data == nullptr for none), with dropout's counter stream and compare
   /// (element i kept when uniform01(seed, offset + i) > p), so it equals the three ops apart; p = 0: no

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,8 @@ TEST_CASE("backend fallback: composite softmax and dropout and the FFN activatio
   check_same_on_both({x}, {3, 7}, dt, [](const std::vector<Variable>& v) { return softmax(v[0]); });
   check_same_on_both({x}, {3, 7}, dt, [](const std::vector<Variable>& v) { return log_softmax(v[0]); });
   check_same_on_both({x}, {3, 7}, dt, [](const std::vector<Variable>& v) { return dropout(v[0], 0.4, true); });
+  Tensor x2 = Tensor::randn({3, 7}, 0, 1, dt);
+  check_same_on_both({x, x2}, {3, 7}, dt, [](const std::vector<Variable>& v) { return dropout_add(v[0], v[1], 0.4, true); });
   Tensor w1 = Tensor::randn({5, 7}, 0, 1, dt), b1 = Tensor::randn({5}, 0, 1, dt), w2 = Tensor::randn({7, 5}, 0, 1, dt),
          b2 = Tensor::randn({7}, 0, 1, dt);
   for (double p : {0.0, 0.4})
@@ -152,6 +155,36 @@ TEST_CASE("backend fallback: composite softmax and dropout and the FFN activatio
     return conv2d(v[0], v[1], v[2], 2, 1);
   });
   check_same_on_both({img}, {2, 3, 4, 4}, dt, [](const std::vector<Variable>& v) { return max_pool2d(v[0], 2, 2, 1); });
+}
+
+TEST_CASE("backend fallback: dropout_add writing over its residual or its input equals a fresh output", "[backend][fallback]") {
+  // The kernel contract lets out alias residual or in; the composite drops into scratch when out is the
+  // residual, which its add still reads.
+  const int64_t n = 37;
+  Tensor r = Tensor::randn({n}, 0, 1, DType::Float64), x = Tensor::randn({n}, 0, 1, DType::Float64);
+  for (bool composite : {false, true}) {
+    INFO((composite ? "composite" : "cpu"));
+    std::optional<FakeDevice> fd;
+    if (composite) fd.emplace();
+    const Device dev = composite ? kFake : Device::cpu();
+    FusedKernels& k = backend_for(dev.type).fused();
+    Tensor rd = r.to(dev), xd = x.to(dev), fresh = Tensor::empty({n}, DType::Float64, dev);
+    k.dropout_add(fresh.desc(), rd.desc(), xd.desc(), 0.4, 11, 5);
+    Tensor over_r = rd.clone(), over_x = xd.clone();
+    k.dropout_add(over_r.desc(), over_r.desc(), xd.desc(), 0.4, 11, 5);
+    k.dropout_add(over_x.desc(), rd.desc(), over_x.desc(), 0.4, 11, 5);
+    const auto want = fresh.to(Device::cpu()).to_vector<double>();
+    CHECK(over_r.to(Device::cpu()).to_vector<double>() == want);
+    CHECK(over_x.to(Device::cpu()).to_vector<double>() == want);
+    int dropped = 0;  // out = r where dropped, r + x / 0.6 where kept
+    const auto rv = r.to_vector<double>(), xv = x.to_vector<double>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (want[i] == rv[i]) ++dropped;
+      else CHECK(want[i] == Approx(rv[i] + xv[i] / 0.6).epsilon(1e-14));
+    }
+    CHECK(dropped > 0);
+    CHECK(dropped < n);
+  }
 }
 
 TEST_CASE("backend fallback: composite Adam step matches the fused CPU kernel", "[backend][fallback]") {

@@ -81,6 +81,46 @@ TEST_CASE("ops gradcheck: dropout with a fixed mask scales survivors by 1/(1-p)"
   CHECK_THROWS_AS(dropout(in[0], 1.0, true), std::invalid_argument);
 }
 
+TEST_CASE("ops gradcheck: dropout_add equals the residual plus dropout bit for bit", "[nn][gradcheck]") {
+  const double p = 0.3;
+  for (DType dt : {DType::Float64, DType::Float32}) {
+    manual_seed(3);
+    Variable r(Tensor::randn({6, 35}, 0, 1, dt), true), x(Tensor::randn({6, 35}, 0, 1, dt), true);
+    Tensor w = Tensor::randn({6, 35}, 0, 1, dt);
+    manual_seed(7);
+    Variable fused = dropout_add(r, x, p, true);
+    sum(fused * Variable(w)).backward();
+    const Tensor gr = r.grad(), gx = x.grad();
+    r.zero_grad();
+    x.zero_grad();
+    manual_seed(7);
+    Variable apart = r + dropout(x, p, true);
+    sum(apart * Variable(w)).backward();
+    CHECK(vals(fused.data()) == vals(apart.data()));
+    CHECK(vals(gr) == vals(r.grad()));
+    CHECK(vals(gx) == vals(x.grad()));
+    // both drew the same counters: the next number of the stream is the same
+    manual_seed(7);
+    dropout_add(r, x, p, true);
+    const double after_fused = Tensor::rand({1}, 0, 1, DType::Float64).item();
+    manual_seed(7);
+    dropout(x, p, true);
+    CHECK(Tensor::rand({1}, 0, 1, DType::Float64).item() == after_fused);
+  }
+  Vs in{leaf({4, 9}), uleaf({4, 9}, 0.5, 1.5)};
+  NL_GRADCHECK(([p](const Vs& v) {
+                 manual_seed(7);  // the same mask on every call
+                 return dropout_add(v[0], v[1], p, true);
+               }),
+               in);
+  // eval mode and p = 0 are the plain sum; a shape mismatch is an error naming both shapes
+  CHECK(vals(dropout_add(in[0], in[1], p, false).data()) == vals((in[0] + in[1]).data()));
+  CHECK(vals(dropout_add(in[0], in[1], 0.0, true).data()) == vals((in[0] + in[1]).data()));
+  CHECK_THROWS_WITH(dropout_add(in[0], leaf({9, 4}), p, true), Catch::Matchers::Contains("[4, 9]") &&
+                                                                    Catch::Matchers::Contains("[9, 4]"));
+  CHECK_THROWS_AS(dropout_add(in[0], in[1], 1.0, true), std::invalid_argument);
+}
+
 TEST_CASE("ops gradcheck: ffn_relu in row blocks equals fc2 of dropout of relu of fc1", "[nn][gradcheck]") {
   manual_seed(11);
   // D = 6, F = 9, 2 x 5 = 10 rows: blocks of 4 rows (three, the last one partial) and one block of all

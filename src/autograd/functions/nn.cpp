@@ -74,4 +74,28 @@ Variable dropout(const Variable& x, double p, bool training) {
                      {}, "p=" + std::to_string(p));
 }
 
+Variable dropout_add(const Variable& residual, const Variable& x, double p, bool training) {
+  if (p < 0 || p >= 1) throw std::invalid_argument("dropout_add: p must be in [0, 1), got " + std::to_string(p));
+  if (residual.shape() != x.shape() || residual.dtype() != x.dtype())
+    throw std::invalid_argument("dropout_add: residual " + shape_str(residual.shape()) + " " +
+                                dtype_name(residual.dtype()) + " and input " + shape_str(x.shape()) + " " +
+                                dtype_name(x.dtype()) + " must have one shape and dtype");
+  if (!training || p == 0) return residual + x;
+  Tensor in = x.data().contiguous(), r = residual.data().contiguous();
+  const auto [seed, offset] = next_random_offset((uint64_t)in.numel());  // as dropout(x) draws them
+  Tensor out = Tensor::empty(in.shape(), in.dtype(), in.device());
+  backend_for(in.device().type).fused().dropout_add(out.desc(), r.desc(), in.desc(), p, seed, offset);
+  return make_result(out, "DropoutAdd", {residual, x},
+                     [p, seed = seed, offset = offset](const Tensor& g, const std::vector<bool>& needs) {
+                       Tensor gx;
+                       if (needs[1]) {
+                         Tensor gc = g.contiguous();
+                         gx = Tensor::empty(gc.shape(), gc.dtype(), gc.device());
+                         backend_for(gc.device().type).fused().dropout(gx.desc(), gc.desc(), p, seed, offset);
+                       }
+                       return std::vector<Tensor>{needs[0] ? g : Tensor(), gx};
+                     },
+                     {}, "p=" + std::to_string(p));
+}
+
 }  // namespace nl

@@ -18,6 +18,8 @@ class CompositeKernels : public FusedKernels {
   void softmax(const Desc& out, const Desc& in, bool log) override;
   void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
   void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) override;
+  void dropout_add(const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
+                   uint64_t offset) override;
   void bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
                          uint64_t offset) override;
   void bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,

@@ -3,6 +3,7 @@
 // buffers. Same formulas and the same counter-based dropout mask as the CPU, so the results agree up
 // to rounding.
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -109,6 +110,20 @@ void CompositeKernels::dropout(const Desc& out, const Desc& in, double p, uint64
   const Desc o = reshaped(out, {n}), x = reshaped(in, {n});
   be_.binary(BinaryOp::Mul, o, x, keep.d());
   be_.unary(UnaryOp::Affine, o, o, 1.0 / (1.0 - p), 0.0);
+}
+
+void CompositeKernels::dropout_add(const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
+                                   uint64_t offset) {
+  if (!residual.contiguous() || residual.numel() != in.numel() || residual.dtype != in.dtype)
+    throw std::invalid_argument("dropout_add: residual, input and output must be contiguous with the same size and dtype");
+  const int64_t n = in.numel();
+  if (n == 0) return;
+  // Dropout into a scratch buffer when out is the residual, which the add still has to read.
+  std::optional<Scratch> tmp;
+  if (out.data == residual.data) tmp.emplace(be_, in.dtype, in.device_index, std::initializer_list<int64_t>{n});
+  const Desc dropped = tmp ? tmp->d() : reshaped(out, {n});
+  dropout(dropped, reshaped(in, {n}), p, seed, offset);
+  be_.binary(BinaryOp::Add, reshaped(out, {n}), reshaped(residual, {n}), dropped);
 }
 
 void CompositeKernels::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,

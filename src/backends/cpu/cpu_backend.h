@@ -26,6 +26,8 @@ class CpuBackend final : public Backend, public FusedKernels {
   void where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) override;
   void random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) override;
   void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) override;
+  void dropout_add(const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
+                   uint64_t offset) override;
   void reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) override;
   void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
             int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,

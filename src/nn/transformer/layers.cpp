@@ -23,8 +23,7 @@ TransformerLayerBase::TransformerLayerBase(std::string type_name, const Transfor
 Variable TransformerLayerBase::residual(const Variable& x, Module& norm, const Tensor& pad_mask,
                                         const std::function<Variable(const Variable&)>& f) {
   const Tensor m = slot_mask(pad_mask, x);
-  Variable h = dropout(f(normalize_before ? norm_forward(norm, x, m) : x), dropout_p, is_training());
-  Variable y = x + h;
+  Variable y = dropout_add(x, f(normalize_before ? norm_forward(norm, x, m) : x), dropout_p, is_training());
   return normalize_before ? y : norm_forward(norm, y, m);
 }
 

@@ -61,13 +61,13 @@ Variable XLLayer::forward(const Variable& x, const Variable& mem, const Variable
   if (pre_norm_) {
     Variable n = norm_forward(*attn_layer_norm, M > 0 ? cat({mem, x}, 1) : x, extend_mask(pad, M));
     Variable a = attn->forward(M > 0 ? slice(n, 1, M, K) : n, M > 0 ? slice(n, 1, 0, M) : Variable(), pos, u, v);
-    h = x + dropout(a, dropout_p_, train);
+    h = dropout_add(x, a, dropout_p_, train);
   } else {
-    h = norm_forward(*attn_layer_norm, x + dropout(attn->forward(x, mem, pos, u, v), dropout_p_, train), pad);
+    h = norm_forward(*attn_layer_norm, dropout_add(x, attn->forward(x, mem, pos, u, v), dropout_p_, train), pad);
   }
   auto ffn = [&](const Variable& a) { return ffn_forward(activation_, *fc1, *fc2, a, activation_dropout_p_, train); };
-  if (pre_norm_) return h + dropout(ffn(norm_forward(*final_layer_norm, h, pad)), dropout_p_, train);
-  return norm_forward(*final_layer_norm, h + dropout(ffn(h), dropout_p_, train), pad);
+  if (pre_norm_) return dropout_add(h, ffn(norm_forward(*final_layer_norm, h, pad)), dropout_p_, train);
+  return norm_forward(*final_layer_norm, dropout_add(h, ffn(h), dropout_p_, train), pad);
 }
 
 XLModel::XLModel(const XLConfig& cfg) : Module("XLModel"), cfg_(cfg) {
