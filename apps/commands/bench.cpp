@@ -323,8 +323,10 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     for (auto& [k, v] : nr["op_share_percent"].items())
       std::printf("  %-30s %5.1f%% (the whole op, its kernels counted in the lines above too)\n", (k + " op").c_str(),
                   v.get<double>());
-    std::printf("  matrix products: %.1f GFLOP per step at %.1f GFLOP/s inside the GEMM calls\n",
-                nr["step_gflop"].get<double>(), nr["gemm_gflop_per_s"].get<double>());
+    const double gemm_rate = nr["gemm_gflop_per_s"].get<double>();
+    std::printf("  matrix products: %.1f GFLOP per step at %.1f GFLOP/s inside the GEMM calls (%.0f ms per step)\n",
+                nr["step_gflop"].get<double>(), gemm_rate,
+                gemm_rate > 0 ? 1000.0 * nr["step_gflop"].get<double>() / gemm_rate : 0.0);
     std::vector<std::pair<double, std::string>> held;
     double total = 0;
     for (auto& [k, v] : nr["graph_held_mib_by_op"].items()) held.push_back({v.get<double>(), k}), total += v.get<double>();
