@@ -34,7 +34,7 @@ using json = nlohmann::json;
 
 struct BenchArgs {
   int steps = 0, warmup = -1, profile_steps = -1;  // 0 / -1: from the task (TaskInfo::bench_steps)
-  int rounds = 1;  // normlab and PyTorch alternate this many times per thread count
+  int rounds = 0;  // normlab and PyTorch alternate this many times per thread count; 0: 3 (at most --steps)
   std::vector<int> threads{1, 2};
   bool pytorch = true;
   std::string python = "/usr/bin/python3";
@@ -231,6 +231,7 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
   if (a.steps == 0) a.steps = task.info().bench_steps;
   if (a.warmup < 0) a.warmup = std::max(1, a.steps / 10);
   if (a.profile_steps < 0) a.profile_steps = std::max(1, a.steps / 3);
+  if (a.rounds == 0) a.rounds = a.pytorch ? std::min(3, a.steps) : 1;  // alternation needs a second framework
   if (a.rounds > a.steps)
     throw std::invalid_argument("--rounds " + std::to_string(a.rounds) + " is more than the " + std::to_string(a.steps) +
                                 " timed steps: every round times at least one step; lower --rounds or raise --steps");
@@ -244,7 +245,8 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     // Alternate: round r times normlab's share of the steps, then PyTorch's (a fresh process, with its
     // own warm-up), so that both frameworks are timed in the same phases of a noisy machine.
     std::cout << "normlab, " << t << " thread(s): " << a.warmup << " warm-up + " << a.steps << " timed steps"
-              << (a.rounds > 1 ? " in " + std::to_string(a.rounds) + " rounds alternating with PyTorch" : "")
+              << (a.rounds > 1 ? " in " + std::to_string(a.rounds) + " rounds" + (a.pytorch ? " alternating with PyTorch" : "")
+                               : "")
               << " ...\n" << std::flush;
     NormlabBench nb(task, settings, t);
     nb.warm_up(a.warmup);
@@ -304,7 +306,7 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
   std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), "
             << n_items << " " << unit << " per step, norm " << settings["norm"].get<std::string>()
             << " (median over " << a.steps << " steps after " << a.warmup << " warm-up"
-            << (a.rounds > 1 ? ", in " + std::to_string(a.rounds) + " alternating rounds" : "")
+            << (a.rounds > 1 ? ", in " + std::to_string(a.rounds) + (a.pytorch ? " alternating rounds" : " rounds") : "")
             << "; min–max in brackets)\n\n"
             << markdown_table({"threads", "normlab ms/step", "PyTorch ms/step", "time ratio", "CPU-time ratio",
                                unit + "/s normlab / PyTorch", "GFLOP/s normlab / PyTorch", "peak RSS MiB normlab / PyTorch"},
@@ -353,7 +355,8 @@ void setup(CLI::App& app) {
         ->check(CLI::Range(0, 1000000).description(""));
     m->add_option("--rounds", a->rounds,
                   "Alternate normlab and PyTorch this many times per thread count, splitting --steps between "
-                  "the rounds, so both are timed in the same phases of a noisy machine [1 to --steps]")
+                  "the rounds, so both are timed in the same phases of a noisy machine (default 3, or --steps if fewer; "
+                  "1 with --no-pytorch) [1 to --steps]")
         ->check(positive);
     m->add_option("--profile-steps", a->profile_steps, "Steps profiled for the time shares (default: a third of --steps) [1 to 1000000]")
         ->check(positive);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,15 @@ TEST_CASE("bench --rounds alternates with the PyTorch twin and merges its steps"
   CHECK(p["peak_rss_mib"] == 300.0);              // the largest of the three processes
   CHECK(p["items_per_s"].get<double>() == Approx(500.0));  // 1000 at the first call's median 10, rescaled to 20
   CHECK(r["normlab"]["step_ms"]["min"].get<double>() > 0);
+  // Without --rounds: three rounds when there is a twin, one without (alternation needs two frameworks).
+  std::tie(rc, text) = run_cli("bench mnist --threads 1 --steps 4 --warmup 0 --profile-steps 1 --python " + py.string() +
+                               " --json " + out.string());
+  REQUIRE(rc == 0);
+  CHECK(nlohmann::json::parse(std::ifstream(out))["runs"][0]["rounds"].size() == 3);
+  std::tie(rc, text) = run_cli("bench mnist --threads 1 --steps 4 --warmup 0 --profile-steps 1 --no-pytorch --json " +
+                               out.string());
+  REQUIRE(rc == 0);
+  CHECK(nlohmann::json::parse(std::ifstream(out))["runs"][0]["rounds"].size() == 1);
   fs::remove_all(dir);
 }
 
