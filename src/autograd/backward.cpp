@@ -27,21 +27,31 @@ bool wants_grad(const Edge& e) {
   return n && !n->is_detach && (!n->is_leaf_sink() || n->leaf->requires_grad);
 }
 
-// A gradient the engine hands out (a leaf's or a retained grad) must share storage with no other
-// tensor, so that changing it in place changes nothing else. `g` is taken by value: when this is the
-// only handle to its storage, it is kept; otherwise it is copied.
-Tensor owned(Tensor g) {
-  if (g.storage().use_count() == 1 && g.is_contiguous() && g.offset() == 0 &&
-      g.storage()->nbytes() == (size_t)g.numel() * dtype_size(g.dtype()))
-    return g;
-  return g.clone();
+// Whether t is the only handle to all of its storage, so that changing it in place changes nothing else.
+// A gradient the engine hands out (a leaf's or a retained grad) must be (`owned`): `g` is taken by value;
+// when this is the only handle to its storage, it is kept, otherwise it is copied.
+bool sole_owner(const Tensor& t) {
+  return t.storage().use_count() == 1 && t.is_contiguous() && t.offset() == 0 &&
+         t.storage()->nbytes() == (size_t)t.numel() * dtype_size(t.dtype());
 }
+Tensor owned(Tensor g) { return sole_owner(g) ? g : g.clone(); }
 
 // Adds g into a gradient that is handed out: the first gradient is made owned; later ones create a
 // new tensor (out of place, so views the user took of the old one are not changed).
 void accumulate_owned(Tensor& slot, Tensor g) { slot = slot.defined() ? add(slot, g) : owned(std::move(g)); }
-// Adds g into an internal gradient buffer (never seen by the user; may alias).
-void accumulate(Tensor& slot, Tensor g) { slot = slot.defined() ? add(slot, g) : std::move(g); }
+// Adds g into an internal gradient buffer (never seen by the user; may alias): in place when the buffer is
+// the only handle to its storage (no other gradient, saved tensor or view shares it) and g matches it, which
+// saves a new buffer and a pass over memory per sum; otherwise into a new tensor. The same values either way.
+void accumulate(Tensor& slot, Tensor g) {
+  if (!slot.defined()) {
+    slot = std::move(g);
+  } else if (sole_owner(slot) && slot.shape() == g.shape() && slot.dtype() == g.dtype() &&
+             slot.device() == g.device()) {
+    binary_into(BinaryOp::Add, slot, slot, g);
+  } else {
+    slot = add(slot, g);
+  }
+}
 }  // namespace
 
 void Variable::backward(const Tensor& grad, bool retain_graph) const {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "autograd/functions.h"
+#include "autograd/tape.h"
 
 using namespace nl;
 using Catch::Matchers::Contains;
@@ -87,6 +88,32 @@ TEST_CASE("engine: leaf gradients never share storage with each other or with th
     x.backward(g);
     CHECK_FALSE(x.grad().is_alias_of(g));
   }
+}
+
+TEST_CASE("engine: gradients summed in place change no tensor anyone else holds", "[autograd][engine]") {
+  // h gets two gradients: one a tensor that the test and a backward closure hold (never summed into in
+  // place), one made by Affine's backward (the engine's alone: summed into in place). Either order of arrival.
+  for (bool const_first : {false, true}) {
+    INFO("const_first " << const_first);
+    Tensor c = Tensor::from_vector<double>({2, 2, 2}, {3});
+    Variable x = leaf64({1, 2, 3}, {3}, "x");
+    Variable h = affine(x, 1.0, 0.0);
+    auto constant = [&c](const Variable& in) {
+      return make_result(in.data().clone(), "ConstGrad", {in},
+                         [c](const Tensor&, const std::vector<bool>&) { return std::vector<Tensor>{c}; },
+                         {saved(c, "the gradient it returns")});
+    };
+    Variable y = const_first ? add(affine(h, 3.0, 0.0), constant(h)) : add(constant(h), affine(h, 3.0, 0.0));
+    sum(y).backward();
+    CHECK(x.grad().to_vector<double>() == std::vector<double>{5, 5, 5});
+    CHECK(c.to_vector<double>() == std::vector<double>{2, 2, 2});
+  }
+  // A non-leaf used many times: the sums (in place after the first) give the exact gradient.
+  Variable x = leaf64({1, -2, 0.5}, {3}, "x");
+  Variable h = affine(x, 2.0, 0.0), y = h;
+  for (int i = 0; i < 5; ++i) y = add(y, affine(h, (double)i, 0.0));
+  sum(y).backward();
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{22, 22, 22});  // 2 * (1 + 0 + 1 + 2 + 3 + 4)
 }
 
 TEST_CASE("Variable: a Tensor converts implicitly to a Variable without requires_grad", "[autograd]") {
