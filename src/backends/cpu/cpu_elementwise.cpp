@@ -1,4 +1,5 @@
-// CPU elementwise kernels: fill, copy/cast, unary, binary, where and counter-based random fills.
+// CPU elementwise kernels: fill, copy/cast, unary, binary, where and counter-based random fills
+// (dropout: cpu_dropout.cpp).
 #include <cmath>
 #include <stdexcept>
 
@@ -146,39 +147,6 @@ void CpuBackend::random(const Desc& out, bool normal, double lo, double hi, uint
         o[i] = T(lo + (hi - lo) * uniform01(seed, c));
       }
     }
-  });
-}
-
-void CpuBackend::dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) {
-  prof::Scope prof_scope(prof::Cat::Random);
-  if (!out.contiguous() || !in.contiguous() || out.numel() != in.numel() || out.dtype != in.dtype)
-    throw std::invalid_argument("dropout: input and output must be contiguous with the same size and dtype");
-  dispatch_floating(in.dtype, "dropout", [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = static_cast<const T*>(in.data);
-    T* o = static_cast<T*>(out.data);
-    const T scale = T(1.0 / (1.0 - p));
-    const int64_t n = in.numel();
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) o[i] = uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0);
-  });
-}
-
-void CpuBackend::dropout_add(const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
-                             uint64_t offset) {
-  prof::Scope prof_scope(prof::Cat::Random);
-  if (!out.contiguous() || !in.contiguous() || !residual.contiguous() || out.numel() != in.numel() ||
-      residual.numel() != in.numel() || out.dtype != in.dtype || residual.dtype != in.dtype)
-    throw std::invalid_argument("dropout_add: residual, input and output must be contiguous with the same size and dtype");
-  dispatch_floating(in.dtype, "dropout_add", [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = static_cast<const T*>(in.data);
-    const T* r = static_cast<const T*>(residual.data);
-    T* o = static_cast<T*>(out.data);
-    const T scale = T(1.0 / (1.0 - p));
-    const int64_t n = in.numel();
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) o[i] = r[i] + (uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0));
   });
 }
 

@@ -1,0 +1,54 @@
+// CPU dropout kernels: dropout and the residual connection around it (dropout_add), with the mask
+// regenerated from the counter-based stream (counter_rng.h). Compiled with -ffp-contract=off (CMakeLists.txt):
+// residual + x * scale must be rounded as the two ops apart (a multiply, then an add), never as one fused
+// multiply-add, so that dropout_add gives the bits of dropout followed by add (a test compares them).
+#include <stdexcept>
+#include <string>
+
+#include "backends/cpu/counter_rng.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/threads.h"
+#include "backends/profiler.h"
+
+namespace nl {
+using cpu::uniform01;
+
+namespace {
+// Dropout's kernel, alone (residual.data == nullptr: out = dropout(in)) or with the residual connection
+// (out = residual + dropout(in)); element i kept when uniform01(seed, offset + i) > p.
+void dropout_kernel(const char* name, const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
+                    uint64_t offset) {
+  prof::Scope prof_scope(prof::Cat::Random);
+  const bool add = residual.data != nullptr;
+  if (!out.contiguous() || !in.contiguous() || out.numel() != in.numel() || out.dtype != in.dtype ||
+      (add && (!residual.contiguous() || residual.numel() != in.numel() || residual.dtype != in.dtype)))
+    throw std::invalid_argument(std::string(name) + ": " + (add ? "residual, " : "") +
+                                "input and output must be contiguous with the same size and dtype");
+  dispatch_floating(in.dtype, name, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in.data);
+    const T* r = static_cast<const T*>(residual.data);
+    T* o = static_cast<T*>(out.data);
+    const T scale = T(1.0 / (1.0 - p));
+    const int64_t n = in.numel();
+    if (add) {
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+      for (int64_t i = 0; i < n; ++i) o[i] = r[i] + (uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0));
+    } else {
+#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
+      for (int64_t i = 0; i < n; ++i) o[i] = uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0);
+    }
+  });
+}
+}  // namespace
+
+void CpuBackend::dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) {
+  dropout_kernel("dropout", out, Desc{}, in, p, seed, offset);
+}
+
+void CpuBackend::dropout_add(const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
+                             uint64_t offset) {
+  dropout_kernel("dropout_add", out, residual, in, p, seed, offset);
+}
+
+}  // namespace nl
