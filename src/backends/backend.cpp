@@ -1,9 +1,11 @@
 #include "backends/backend.h"
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
 #include "backends/composite/composite_kernels.h"
+#include "backends/mixed_precision.h"
 
 namespace nl {
 
@@ -20,6 +22,76 @@ void Backend::gemm_grid(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t
          static_cast<const char*>(B) + o * oB * es, ldb, sB, beta, static_cast<char*>(C) + o * oC * es, ldc, sC, batch,
          device_index);
 }
+
+void Backend::gemm_mixed(const MixedGemm&) {
+  throw std::runtime_error("bfloat16 products are not available on " + name() +
+                           "; run the product in float32 (.to(DType::Float32))");
+}
+
+const char* unary_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return "neg";
+    case UnaryOp::Exp: return "exp";
+    case UnaryOp::Log: return "log";
+    case UnaryOp::Sqrt: return "sqrt";
+    case UnaryOp::Rsqrt: return "rsqrt";
+    case UnaryOp::Tanh: return "tanh";
+    case UnaryOp::Sigmoid: return "sigmoid";
+    case UnaryOp::Relu: return "relu";
+    case UnaryOp::Gelu: return "gelu";
+    case UnaryOp::GeluGrad: return "gelu_grad";
+    case UnaryOp::Abs: return "abs";
+    case UnaryOp::Square: return "square";
+    case UnaryOp::Reciprocal: return "reciprocal";
+    case UnaryOp::Sign: return "sign";
+    case UnaryOp::PowScalar: return "pow";
+    case UnaryOp::Affine: return "affine";
+    case UnaryOp::ClampMin: return "clamp_min";
+    case UnaryOp::ClampMax: return "clamp_max";
+    case UnaryOp::GtScalar: return "gt";
+  }
+  return "unary op";
+}
+
+const char* binary_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "add";
+    case BinaryOp::Sub: return "sub";
+    case BinaryOp::Mul: return "mul";
+    case BinaryOp::Div: return "div";
+    case BinaryOp::Pow: return "pow";
+    case BinaryOp::Maximum: return "maximum";
+    case BinaryOp::Minimum: return "minimum";
+    case BinaryOp::Eq: return "eq";
+    case BinaryOp::Ne: return "ne";
+    case BinaryOp::Gt: return "gt";
+    case BinaryOp::Ge: return "ge";
+    case BinaryOp::Lt: return "lt";
+    case BinaryOp::Le: return "le";
+    case BinaryOp::ReluGrad: return "relu_grad";
+  }
+  return "binary op";
+}
+
+const char* reduce_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Mean: return "mean";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::ArgMax: return "argmax";
+  }
+  return "reduction";
+}
+
+namespace {
+std::atomic<bool>& tf32_flag() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+}  // namespace
+void set_allow_tf32(bool on) { tf32_flag().store(on, std::memory_order_relaxed); }
+bool allow_tf32() { return tf32_flag().load(std::memory_order_relaxed); }
 
 void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, const char* kernel) {
   if (o.batch < 0 || o.heads < 0 || o.tq < 0 || o.tk < 0 || !(o.dropout >= 0.0 && o.dropout < 1.0))

@@ -51,6 +51,39 @@ enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Gt, Ge,
 /// Reductions over the trailing dims of the input view.
 enum class ReduceOp { Sum, Mean, Max, Min, ArgMax };
 
+/// The op's name in errors and profiles ("exp", "add", "sum", ...); "unary op" etc. for a value outside the enum.
+const char* unary_name(UnaryOp op);
+const char* binary_name(BinaryOp op);
+const char* reduce_name(ReduceOp op);
+
+/// One operand of a product grid: matrix (o, b) starts at data + o * outer + b * stride (elements),
+/// rows `ld` elements apart; `trans` reads it transposed (row-major storage of op(X)^T).
+struct GemmMatrix {
+  const void* data = nullptr;
+  int64_t ld = 0, stride = 0, outer = 0;
+  bool trans = false;
+};
+/// A grid of `outer` × `batch` mixed-precision products, row-major:
+///   C(o, b) = act(alpha * op(A(o, b)) · op(B(o, b)) + beta * C(o, b) + bias)
+/// with A [M, K] and B [K, N] after op (transposition), bfloat16 operands (`ab`), float32
+/// accumulation, and C [M, N] in `c` (float32 or bfloat16; beta reads the old C in that dtype). `bias`
+/// is an optional float32 row of N values added to every row; `relu` applies max(0, ·) last. A zero
+/// stride or outer step broadcasts an operand over that grid axis (C's must be distinct). Transformer
+/// uses: linear layers (bias, with ReLU in the FFN), their gradients (beta = 1 accumulates), the
+/// attention's per-head products (outer = sequences, batch = heads).
+struct MixedGemm {
+  DType ab = DType::BFloat16;
+  DType c = DType::Float32;
+  int64_t M = 0, N = 0, K = 0, batch = 1, outer = 1;
+  double alpha = 1.0, beta = 0.0;
+  GemmMatrix A, B;
+  void* C = nullptr;
+  int64_t ldc = 0, strideC = 0, outerC = 0;
+  const float* bias = nullptr;
+  bool relu = false;
+  int device_index = 0;
+};
+
 /// Memory and core kernels of one device type. All methods throw std::runtime_error on failure (and
 /// std::invalid_argument / std::out_of_range on bad input, as documented per method). Every check
 /// runs before a kernel's parallel loop: an exception must never leave an OpenMP region, where it
@@ -132,6 +165,11 @@ class Backend {
                          const void* A, int64_t lda, int64_t strideA, int64_t outerA, const void* B, int64_t ldb,
                          int64_t strideB, int64_t outerB, double beta, void* C, int64_t ldc, int64_t strideC,
                          int64_t outerC, int64_t batch, int64_t outer, int device_index);
+  /// Mixed-precision products (MixedGemm: bfloat16 operands, float32 accumulation, float32 or bfloat16
+  /// C, optional bias and ReLU). Throws std::invalid_argument for dtypes other than those, a negative
+  /// extent, or an extent above 2^31 - 1, and std::runtime_error when the backend cannot run them (the
+  /// default: "bfloat16 products are not available on <backend>"; the CPU backend without oneDNN).
+  virtual void gemm_mixed(const MixedGemm& g);
 
  protected:
   /// Installs the backend's own fused kernels (typically `this`, or a CompositeKernels subclass that

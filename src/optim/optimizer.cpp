@@ -37,9 +37,10 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, double default_lr, double d
       if (!p.is_leaf())
         throw std::invalid_argument("optimizer: parameter '" + p.name() + "' (" + std::to_string(i) + " of group " +
                                     std::to_string(g) + ") is not a leaf variable");
-      if (!is_floating(p.dtype()))
+      if (p.dtype() != DType::Float32 && p.dtype() != DType::Float64)
         throw std::invalid_argument("optimizer: parameter '" + p.name() + "' is " + dtype_name(p.dtype()) +
-                                    "; only float32/float64 parameters can be optimized");
+                                    "; only float32/float64 parameters can be optimized (mixed precision keeps "
+                                    "float32 master weights)");
     }
   }
   state_.resize(groups_.size());

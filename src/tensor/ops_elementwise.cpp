@@ -21,43 +21,13 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
 
 void check_floating(const Tensor& x, const char* op) {
   if (!x.defined()) throw std::invalid_argument(std::string(op) + ": undefined tensor");
+  if (x.dtype() == DType::BFloat16) throw no_bf16_error(op);
   if (!is_floating(x.dtype()))
     throw std::invalid_argument(std::string(op) + ": expects a float tensor, got " + dtype_name(x.dtype()) +
                                 "; convert with .to(DType::Float32)");
 }
 
-const char* unary_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Rsqrt: return "rsqrt";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Gelu: return "gelu";
-    case UnaryOp::GeluGrad: return "gelu_grad";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::Sign: return "sign";
-    case UnaryOp::PowScalar: return "pow";
-    case UnaryOp::Affine: return "affine";
-    case UnaryOp::ClampMin: return "clamp_min";
-    case UnaryOp::ClampMax: return "clamp_max";
-    case UnaryOp::GtScalar: return "gt";
-  }
-  return "unary op";
-}
-
 namespace {
-const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                "eq",  "ne",  "gt",  "ge",  "lt",  "le",  "relu_grad"};
-  return names[(int)op];
-}
-
 // Integer division by zero traps (SIGFPE) instead of giving a value: refuse it up front.
 void check_int_divisor(BinaryOp op, const Tensor& b) {
   if (op != BinaryOp::Div || b.dtype() != DType::Int64) return;

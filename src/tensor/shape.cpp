@@ -77,7 +77,8 @@ DType parse_dtype(const std::string& s) {
   if (s == "float32" || s == "f32" || s == "float") return DType::Float32;
   if (s == "float64" || s == "f64" || s == "double") return DType::Float64;
   if (s == "int64" || s == "i64" || s == "long") return DType::Int64;
-  throw std::invalid_argument("unknown dtype '" + s + "' (use float32, float64 or int64)");
+  if (s == "bfloat16" || s == "bf16") return DType::BFloat16;
+  throw std::invalid_argument("unknown dtype '" + s + "' (use float32, float64, int64 or bfloat16)");
 }
 
 Device parse_device(const std::string& s) {

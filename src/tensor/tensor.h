@@ -16,7 +16,7 @@
 
 namespace nl {
 
-/// An n-d array (float32, float64 or int64) on a device; copies are cheap handles sharing storage.
+/// An n-d array (float32, float64, int64 or bfloat16) on a device; copies are cheap handles sharing storage.
 /// Throws std::invalid_argument on bad shapes/indices and std::logic_error on undefined tensors.
 class Tensor {
  public:
@@ -192,7 +192,12 @@ template <typename T> T* Tensor::data() const {
 template <typename T> std::vector<T> Tensor::to_vector() const {
   Tensor c = to(Device::cpu()).contiguous();
   std::vector<T> out(c.numel());
-  dispatch_dtype(c.dtype(), [&](auto v) {
+  if (c.dtype() == DType::BFloat16) {  // widened exactly to float32, then converted like a float32 value
+    const bfloat16* p = c.data<bfloat16>();
+    for (int64_t i = 0, n = (int64_t)out.size(); i < n; ++i) out[i] = static_cast<T>(static_cast<float>(p[i]));
+    return out;
+  }
+  dispatch_dtype(c.dtype(), "to_vector", [&](auto v) {
     using S = decltype(v);
     const S* p = c.data<S>();
     for (int64_t i = 0, n = (int64_t)out.size(); i < n; ++i) out[i] = static_cast<T>(p[i]);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "backends/cpu/bf16_convert.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
 #include "backends/cpu/counter_rng.h"
@@ -16,8 +17,9 @@ using cpu::uniform01;
 
 void CpuBackend::fill(const Desc& out, double value) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
+  if (out.dtype == DType::BFloat16) return cpu::fill_bf16(out, value);
   const Desc* ops[1] = {&out};
-  dispatch_dtype(out.dtype, [&](auto tag) {
+  dispatch_dtype(out.dtype, "fill", [&](auto tag) {
     using T = decltype(tag);
     T v = static_cast<T>(value);
     for_each_row<1>(ops, [&](int64_t n, char** p, const int64_t* s) {
@@ -29,10 +31,11 @@ void CpuBackend::fill(const Desc& out, double value) {
 
 void CpuBackend::copy(const Desc& out, const Desc& in) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
+  if (out.dtype == DType::BFloat16 || in.dtype == DType::BFloat16) return cpu::copy_bf16(out, in);
   const Desc* ops[2] = {&out, &in};
-  dispatch_dtype(out.dtype, [&](auto to) {
+  dispatch_dtype(out.dtype, "copy", [&](auto to) {
     using TO = decltype(to);
-    dispatch_dtype(in.dtype, [&](auto ti) {
+    dispatch_dtype(in.dtype, "copy", [&](auto ti) {
       using TI = decltype(ti);
       for_each_row<2>(ops, [&](int64_t n, char** p, const int64_t* s) {
         TO* o = reinterpret_cast<TO*>(p[0]);
@@ -51,10 +54,10 @@ void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, do
   prof::Scope prof_scope(prof::Cat::Elementwise);
   // Checked here, outside for_each_row's parallel region (an exception there would terminate).
   if (!is_floating(out.dtype) && !unary_supports_int(op))
-    throw std::invalid_argument("unary op " + std::to_string((int)op) + " expects a float tensor, got " +
+    throw std::invalid_argument(std::string(unary_name(op)) + ": expects a float tensor, got " +
                                 dtype_name(out.dtype) + "; convert with .to(DType::Float32)");
   const Desc* ops[2] = {&out, &in};
-  dispatch_dtype(out.dtype, [&](auto tag) {
+  dispatch_dtype(out.dtype, unary_name(op), [&](auto tag) {
     using T = decltype(tag);
     for_each_row<2>(ops, [&](int64_t n, char** p, const int64_t* s) {
       T* o = reinterpret_cast<T*>(p[0]);
@@ -83,7 +86,7 @@ void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, do
 void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc& y) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[3] = {&out, &x, &y};
-  dispatch_dtype(out.dtype, [&](auto tag) {
+  dispatch_dtype(out.dtype, binary_name(op), [&](auto tag) {
     using T = decltype(tag);
     for_each_row<3>(ops, [&](int64_t n, char** p, const int64_t* s) {
       T* o = reinterpret_cast<T*>(p[0]);
@@ -115,9 +118,9 @@ void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc&
 void CpuBackend::where(const Desc& out, const Desc& cond, const Desc& x, const Desc& y) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
   const Desc* ops[4] = {&out, &cond, &x, &y};
-  dispatch_dtype(out.dtype, [&](auto tag) {
+  dispatch_dtype(out.dtype, "where", [&](auto tag) {
     using T = decltype(tag);
-    dispatch_dtype(cond.dtype, [&](auto ctag) {
+    dispatch_dtype(cond.dtype, "where (condition)", [&](auto ctag) {
       using C = decltype(ctag);
       for_each_row<4>(ops, [&](int64_t n, char** p, const int64_t* s) {
         T* o = reinterpret_cast<T*>(p[0]);

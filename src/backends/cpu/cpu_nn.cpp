@@ -106,7 +106,7 @@ void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Des
     if (ix[i] < 0 || ix[i] >= V)
       throw std::out_of_range("index " + std::to_string(ix[i]) + " out of range for a table of " +
                               std::to_string(V) + " rows");
-  dispatch_dtype(table.dtype, [&](auto tag) {
+  dispatch_dtype(table.dtype, "index_select", [&](auto tag) {
     using T = decltype(tag);
     const T* t = static_cast<const T*>(table.data);
     T* o = static_cast<T*>(out.data);
@@ -120,7 +120,7 @@ void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& 
   prof::Scope prof_scope(prof::Cat::Index);
   const int64_t V = table.shape[0], D = table.numel() / std::max<int64_t>(V, 1), n = idx.numel();
   const int64_t* ix = static_cast<const int64_t*>(idx.data);
-  dispatch_dtype(table.dtype, [&](auto tag) {
+  dispatch_dtype(table.dtype, "index_add", [&](auto tag) {
     using T = decltype(tag);
     T* t = static_cast<T*>(table.data);
     const T* s = static_cast<const T*>(src.data);
@@ -137,7 +137,7 @@ void CpuBackend::gather_rows(const Desc& out, const Desc& in, const Desc& idx) {
     if (ix[i] < 0 || ix[i] >= C)
       throw std::out_of_range("gather: index " + std::to_string(ix[i]) + " out of range for a dim of size " +
                               std::to_string(C));
-  dispatch_dtype(in.dtype, [&](auto tag) {
+  dispatch_dtype(in.dtype, "gather", [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(in.data);
     T* o = static_cast<T*>(out.data);
@@ -150,7 +150,7 @@ void CpuBackend::scatter_add_rows(const Desc& gin, const Desc& idx, const Desc& 
   prof::Scope prof_scope(prof::Cat::Index);
   const int64_t R = rows_of(gin), C = cols_of(gin), K = cols_of(idx);
   const int64_t* ix = static_cast<const int64_t*>(idx.data);
-  dispatch_dtype(gin.dtype, [&](auto tag) {
+  dispatch_dtype(gin.dtype, "gather backward", [&](auto tag) {
     using T = decltype(tag);
     T* o = static_cast<T*>(gin.data);
     const T* s = static_cast<const T*>(g.data);

@@ -39,7 +39,7 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
       expect *= in.shape[i];
     }
     if (outer_unit && inner_stride == outer && is_floating(in.dtype)) {
-      dispatch_floating(in.dtype, "sum", [&](auto tag) {
+      dispatch_floating(in.dtype, reduce_name(op), [&](auto tag) {
         using T = decltype(tag);
         const T* x = static_cast<const T*>(in.data);
         T* o = static_cast<T*>(out.data);
@@ -69,7 +69,7 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
     }
   }
   const int64_t blocks = tail > 0 ? inner / tail : 0;
-  dispatch_dtype(in.dtype, [&](auto tag) {
+  dispatch_dtype(in.dtype, reduce_name(op), [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(in.data);
     auto offset_of = [&](int64_t o, int from, int to) {

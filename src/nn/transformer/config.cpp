@@ -45,7 +45,8 @@ void TransformerConfig::validate_encoder() const {
   if (!learned_pos && d_model < 4) bad("sinusoidal positions need d_model >= 4; use learned_pos for tinier models");
   if (attention_impl != "fused" && attention_impl != "composite")
     bad("unknown attention_impl '" + attention_impl + "' (valid: fused, composite)");
-  if (!is_floating(dtype)) bad("dtype must be float32 or float64, got " + dtype_name(dtype));
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    bad("dtype must be float32 or float64, got " + dtype_name(dtype) + " (bfloat16 products come from autocast)");
 }
 
 void TransformerConfig::validate() const {
