@@ -6,8 +6,9 @@
 #               (docs/distributed.md); scripts/test.sh installs it
 #   --fuzz  adds clang, its libFuzzer/sanitizer runtimes and its OpenMP runtime (scripts/fuzz.sh only)
 set -euo pipefail
+# libdnnl-dev: oneDNN, the CPU's bfloat16 products (mixed precision, docs/mixed-precision.md)
 pkgs=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev nlohmann-json3-dev catch2 zlib1g-dev
-      libsentencepiece-dev dataset-fashion-mnist)
+      libsentencepiece-dev dataset-fashion-mnist libdnnl-dev)
 for a in "$@"; do
   case "$a" in
     --bench) pkgs+=(python3 python3-torch) ;;

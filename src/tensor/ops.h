@@ -92,18 +92,26 @@ Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bo
 
 // ---- linear algebra ----
 /// Matrix product: [M,K]@[K,N], or batched [...,M,K]@[...,K,N] with broadcast batch dims, or
-/// [...,M,K]@[K,N]. 1-d operands are not supported (unsqueeze first). Float dtypes only. Throws
-/// std::invalid_argument if M, N, K (or the folded rows) exceed 2^31 - 1, the limit of BLAS's int
-/// arguments, before any copy or BLAS call.
+/// [...,M,K]@[K,N]. 1-d operands are not supported (unsqueeze first). Float dtypes only; bfloat16
+/// operands accumulate in float32 and give a float32 result (the mixed-precision products,
+/// docs/mixed-precision.md). Throws std::invalid_argument if M, N, K (or the folded rows) exceed
+/// 2^31 - 1, the limit of BLAS's int arguments, before any copy or BLAS call; std::runtime_error for
+/// bfloat16 operands on a backend without bfloat16 products (a CPU build without oneDNN).
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// matmul with the result in `out_dtype`: the operands' dtype, or float32 / bfloat16 for bfloat16
+/// operands (float32 accumulation, rounded once at the end). Throws std::invalid_argument for another
+/// combination, and as matmul.
+Tensor matmul(const Tensor& a, const Tensor& b, DType out_dtype);
 /// torch.addmm(bias, a, b) with beta = alpha = 1: out [M, N] = a [M, K] @ b [K, N] + bias [N] (bias broadcast
 /// over rows). The bias is written into the output first and the product accumulated onto it (one GEMM with
-/// beta = 1), a memory pass fewer than matmul then add. Throws std::invalid_argument on non-2-d operands,
-/// mismatched inner dims, a bias that is not [N], or a dtype/device mismatch.
+/// beta = 1), a memory pass fewer than matmul then add. bfloat16 a, b take a float32 bias and give a
+/// float32 result. Throws std::invalid_argument on non-2-d operands, mismatched inner dims, a bias that is
+/// not [N], or a dtype/device mismatch.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 /// out = a [M, K] @ b [K, N] + beta * out, written into an existing contiguous out [M, N] (a row block
-/// of a larger matrix, for instance); beta = 0 ignores out's old values. Throws std::invalid_argument on
-/// non-2-d operands, mismatched dims, a non-contiguous out, or a dtype/device mismatch.
+/// of a larger matrix, for instance); beta = 0 ignores out's old values. bfloat16 a, b write a float32 or
+/// bfloat16 out (float32 accumulation). Throws std::invalid_argument on non-2-d operands, mismatched dims,
+/// a non-contiguous out, or a dtype/device mismatch.
 void matmul_out(Tensor& out, const Tensor& a, const Tensor& b, double beta = 0.0);
 
 // ---- shape and indexing ----
@@ -130,10 +138,8 @@ void check_same(const Tensor& a, const Tensor& b, const char* op);
 /// devices (a kernel must never receive a pointer of another device).
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 /// Throws std::invalid_argument naming `op` if x is undefined or not float32/float64
-/// ("exp: expects a float tensor, got int64; convert with .to(DType::Float32)"). Ops call it before
-/// any kernel runs, so no error is raised inside a parallel region.
+/// ("exp: expects a float tensor, got int64; convert with .to(DType::Float32)"; for bfloat16
+/// no_bf16_error). Ops call it before any kernel runs, so no error is raised inside a parallel region.
 void check_floating(const Tensor& x, const char* op);
-/// Name of a unary op as used in error messages ("exp", "sqrt", ...).
-const char* unary_name(UnaryOp op);
 
 }  // namespace nl

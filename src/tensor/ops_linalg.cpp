@@ -54,20 +54,57 @@ void check_blas_extent(const char* what, int64_t v, const Tensor& a, const Tenso
                                 " exceeds 2^31 - 1, the limit of BLAS's int arguments; split the product into "
                                 "smaller blocks");
 }
+// Operands of one dtype and device: float32, float64, or bfloat16 (whose products accumulate in float32).
+void check_product_operands(const Tensor& a, const Tensor& b, const char* op) {
+  check_same(a, b, op);
+  if (a.dtype() != DType::BFloat16) check_floating(a, op);
+}
+// The result dtype `out` must suit the operands: their own dtype, or float32 / bfloat16 for bfloat16 ones.
+void check_product_result(DType operands, DType out, const char* op) {
+  const bool ok = out == operands || (operands == DType::BFloat16 && out == DType::Float32);
+  if (!ok)
+    throw std::invalid_argument(std::string(op) + ": " + dtype_name(operands) + " operands cannot give a " +
+                                dtype_name(out) + " result (" +
+                                (operands == DType::BFloat16 ? "float32 or bfloat16" : dtype_name(operands)) + ")");
+}
+
+// C[b] = op(A[b]) @ op(B[b]) + beta * C[b] for b < batch on the operands' backend: gemm() for float32 /
+// float64, gemm_mixed() (float32 accumulation, C in c_dtype) for bfloat16 operands.
+void run_gemm(const Tensor& like, DType c_dtype, const GemmOperand& A, const GemmOperand& B, int64_t M, int64_t N,
+              int64_t K, double beta, void* C, int64_t ldc, int64_t sC, int64_t batch) {
+  Backend& be = backend_for(like.device().type);
+  if (like.dtype() != DType::BFloat16) {
+    be.gemm(like.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, A.batch_stride, raw(B.t), B.ld,
+            B.batch_stride, beta, C, ldc, sC, batch, like.device().index);
+    return;
+  }
+  MixedGemm g;
+  g.ab = DType::BFloat16;
+  g.c = c_dtype;
+  g.M = M, g.N = N, g.K = K, g.batch = batch, g.beta = beta;
+  g.A = {raw(A.t), A.ld, A.batch_stride, 0, A.trans};
+  g.B = {raw(B.t), B.ld, B.batch_stride, 0, B.trans};
+  g.C = C, g.ldc = ldc, g.strideC = sC;
+  g.device_index = like.device().index;
+  be.gemm_mixed(g);
+}
+
 // out [M, N] = a [M, K] @ b [K, N] + beta * out (BLAS's strides where they fit, else a contiguous copy).
 void gemm_2d(const Tensor& a, const Tensor& b, Tensor& out, double beta) {
   GemmOperand A = as_operand(a), B = as_operand(b);
+  A.batch_stride = B.batch_stride = 0;
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  if (M && N)
-    backend_for(a.device().type)
-        .gemm(a.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, 0, raw(B.t), B.ld, 0, beta, raw(out), N, 0,
-              1, a.device().index);
+  if (M && N) run_gemm(a, out.dtype(), A, B, M, N, K, beta, raw(out), N, 0, 1);
 }
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  check_same(a, b, "matmul");
-  check_floating(a, "matmul");
+  return matmul(a, b, a.defined() && a.dtype() == DType::BFloat16 ? DType::Float32 : a.dtype());
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, DType out_dtype) {
+  check_product_operands(a, b, "matmul");
+  check_product_result(a.dtype(), out_dtype, "matmul");
   if (a.dim() < 2 || b.dim() < 2)
     throw std::invalid_argument("matmul: needs operands of at least 2 dims, got " + shape_str(a.shape()) + " and " +
                                 shape_str(b.shape()) + " (unsqueeze vectors first)");
@@ -78,12 +115,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   check_blas_extent("M", b.dim() == 2 ? shape_numel(Shape(a.shape().begin(), a.shape().end() - 1)) : M, a, b);
   check_blas_extent("N", N, a, b);
   check_blas_extent("K", K, a, b);
-  Backend& be = backend_for(a.device().type);
   if (b.dim() == 2) {
     // [..., M, K] @ [K, N]: fold the batch into rows when a's rows are evenly strided.
     Shape lead(a.shape().begin(), a.shape().end() - 2);
     Tensor a2 = a.dim() == 2 ? a : a.reshape({-1, K});
-    Tensor out = Tensor::empty({a2.size(0), N}, a.dtype(), a.device());
+    Tensor out = Tensor::empty({a2.size(0), N}, out_dtype, a.device());
     gemm_2d(a2, b, out, 0.0);
     lead.push_back(M);
     lead.push_back(N);
@@ -98,10 +134,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   eb.insert(eb.end(), {K, N});
   Tensor a3 = a.expand(ea).reshape({nb, M, K}), b3 = b.expand(eb).reshape({nb, K, N});
   GemmOperand A = as_operand(a3), B = as_operand(b3);
-  Tensor out = Tensor::empty({nb, M, N}, a.dtype(), a.device());
-  if (nb && M && N)
-    be.gemm(a.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, A.batch_stride, raw(B.t), B.ld,
-            B.batch_stride, 0.0, raw(out), N, M * N, nb, a.device().index);
+  Tensor out = Tensor::empty({nb, M, N}, out_dtype, a.device());
+  if (nb && M && N) run_gemm(a, out_dtype, A, B, M, N, K, 0.0, raw(out), N, M * N, nb);
   Shape os = batch;
   os.insert(os.end(), {M, N});
   return out.view(os);
@@ -111,9 +145,9 @@ void matmul_out(Tensor& out, const Tensor& a, const Tensor& b, double beta) {
   if (a.dim() != 2 || b.dim() != 2 || out.dim() != 2)
     throw std::invalid_argument("matmul_out: needs 2-d operands, got " + shape_str(a.shape()) + " @ " +
                                 shape_str(b.shape()) + " into " + shape_str(out.shape()));
-  check_same(a, b, "matmul_out");
-  check_same(a, out, "matmul_out");
-  check_floating(a, "matmul_out");
+  check_product_operands(a, b, "matmul_out");
+  check_same_device(a, out, "matmul_out");
+  check_product_result(a.dtype(), out.dtype(), "matmul_out");
   if (a.size(1) != b.size(0))
     throw std::invalid_argument("matmul_out: inner dims differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   if (out.size(0) != a.size(0) || out.size(1) != b.size(1) || !out.is_contiguous())
@@ -136,8 +170,10 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   if (bias.shape() != Shape{N})
     throw std::invalid_argument("addmm: bias " + shape_str(bias.shape()) + " should be [" + std::to_string(N) +
                                 "] for " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
-  check_same(a, bias, "addmm");
-  Tensor out = Tensor::empty({a.size(0), N}, a.dtype(), a.device());
+  // The result has the bias's dtype: that of the operands, or float32 for bfloat16 operands.
+  check_same_device(a, bias, "addmm");
+  check_product_result(a.dtype(), bias.dtype(), "addmm");
+  Tensor out = Tensor::empty({a.size(0), N}, bias.dtype(), a.device());
   out.copy_(bias.view({1, N}));
   matmul_out(out, a, b, 1.0);
   return out;

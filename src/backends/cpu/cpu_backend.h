@@ -1,6 +1,7 @@
 #pragma once
-// The CPU backend: a caching allocator, OpenMP loops for elementwise ops and reductions, and
-// OpenBLAS (s/d)gemm for matrix products. BLAS is never called from inside an OpenMP region.
+// The CPU backend: a caching allocator, OpenMP loops for elementwise ops and reductions, OpenBLAS
+// (s/d)gemm for matrix products and oneDNN for the bfloat16 ones (cpu_bf16_gemm.cpp). BLAS is never
+// called from inside an OpenMP region.
 #include "backends/backend.h"
 
 namespace nl {
@@ -36,6 +37,7 @@ class CpuBackend final : public Backend, public FusedKernels {
                  int64_t lda, int64_t strideA, int64_t outerA, const void* B, int64_t ldb, int64_t strideB,
                  int64_t outerB, double beta, void* C, int64_t ldc, int64_t strideC, int64_t outerC, int64_t batch,
                  int64_t outer, int device_index) override;
+  void gemm_mixed(const MixedGemm& g) override;
   void softmax(const Desc& out, const Desc& in, bool log) override;
   void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
   void bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
@@ -68,5 +70,12 @@ class CpuBackend final : public Backend, public FusedKernels {
 
 /// The process-wide CPU backend.
 CpuBackend& cpu_backend();
+
+namespace cpu {
+/// The implementation gemm_mixed runs for `g`'s layout: oneDNN's name for its primitive (e.g.
+/// "brg:avx512_core_bf16", "brg:avx512_core_amx"; the primitive is created and cached if needed),
+/// "fallback: float32 sgemm" on the emulated path, or "unavailable (no oneDNN)". For benchmarks and logs.
+std::string bf16_gemm_impl(const MixedGemm& g);
+}  // namespace cpu
 
 }  // namespace nl

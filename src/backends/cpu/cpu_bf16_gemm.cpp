@@ -1,0 +1,286 @@
+// Mixed-precision products of the CPU backend (Backend::gemm_mixed): bfloat16 operands, float32
+// accumulation, float32 or bfloat16 result, bias and ReLU fused as post-ops. On a CPU with native
+// bfloat16 (AVX512_BF16, AMX) they run on oneDNN's matmul primitive, created once per shape and layout
+// and cached; elsewhere (or with NORMLAB_BF16_FALLBACK=1) the operands are widened to float32 and the
+// product runs on OpenBLAS's sgemm: the same values up to float32 summation order, but slower than a
+// float32 product. Without oneDNN in the build the products refuse to run (mixed_precision.h).
+#include <algorithm>
+#include <cblas.h>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_features.h"
+#include "backends/gemm_check.h"
+#include "backends/mixed_precision.h"
+#include "backends/profiler.h"
+
+#ifdef NORMLAB_WITH_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace nl {
+namespace {
+
+const uint16_t* mat16(const GemmMatrix& m, int64_t o, int64_t b) {
+  return static_cast<const uint16_t*>(m.data) + o * m.outer + b * m.stride;
+}
+
+// C = act(C + bias) on a float32 [M, N] matrix with row stride ldc (the fallback's epilogue).
+void bias_relu_f32(float* C, int64_t M, int64_t N, int64_t ldc, const float* bias, bool relu) {
+  if (!bias && !relu) return;
+  for (int64_t m = 0; m < M; ++m) {
+    float* c = C + m * ldc;
+    if (bias)
+      for (int64_t n = 0; n < N; ++n) c[n] += bias[n];
+    if (relu)
+      for (int64_t n = 0; n < N; ++n) c[n] = c[n] > 0.0f ? c[n] : 0.0f;
+  }
+}
+
+// The emulated path: every product widened to float32 (exact), sgemm, epilogue, rounded once to C's dtype.
+class Fallback {
+ public:
+  explicit Fallback(const MixedGemm& g) : g_(g) {}
+  void run() {
+    for (int64_t o = 0; o < g_.outer; ++o)
+      for (int64_t b = 0; b < g_.batch; ++b) one(o, b);
+  }
+
+ private:
+  // A stored matrix (rows × cols with leading dim ld) widened into a dense float32 buffer.
+  const float* widen(std::vector<float>& buf, const uint16_t* src, int64_t rows, int64_t cols, int64_t ld) {
+    buf.resize((size_t)(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) cpu::bf16_to_float(src + r * ld, buf.data() + r * cols, cols);
+    return buf.data();
+  }
+  void one(int64_t o, int64_t b) {
+    const MixedGemm& g = g_;
+    const int64_t ar = g.A.trans ? g.K : g.M, ac = g.A.trans ? g.M : g.K;
+    const int64_t br = g.B.trans ? g.N : g.K, bc = g.B.trans ? g.K : g.N;
+    const float* A = widen(a_, mat16(g.A, o, b), ar, ac, g.A.ld);
+    const float* B = widen(b_, mat16(g.B, o, b), br, bc, g.B.ld);
+    const auto TA = g.A.trans ? CblasTrans : CblasNoTrans, TB = g.B.trans ? CblasTrans : CblasNoTrans;
+    const int64_t coff = o * g.outerC + b * g.strideC;
+    if (g.c == DType::Float32) {
+      float* C = static_cast<float*>(g.C) + coff;
+      cblas_sgemm(CblasRowMajor, TA, TB, (int)g.M, (int)g.N, (int)g.K, (float)g.alpha, A, (int)std::max<int64_t>(ac, 1),
+                  B, (int)std::max<int64_t>(bc, 1), (float)g.beta, C, (int)std::max<int64_t>(g.ldc, 1));
+      bias_relu_f32(C, g.M, g.N, g.ldc, g.bias, g.relu);
+      return;
+    }
+    uint16_t* C = static_cast<uint16_t*>(g.C) + coff;
+    c_.assign((size_t)(g.M * g.N), 0.0f);
+    if (g.beta != 0.0)
+      for (int64_t m = 0; m < g.M; ++m) cpu::bf16_to_float(C + m * g.ldc, c_.data() + m * g.N, g.N);
+    cblas_sgemm(CblasRowMajor, TA, TB, (int)g.M, (int)g.N, (int)g.K, (float)g.alpha, A, (int)std::max<int64_t>(ac, 1),
+                B, (int)std::max<int64_t>(bc, 1), (float)g.beta, c_.data(), (int)std::max<int64_t>(g.N, 1));
+    bias_relu_f32(c_.data(), g.M, g.N, g.N, g.bias, g.relu);
+    for (int64_t m = 0; m < g.M; ++m) cpu::float_to_bf16(c_.data() + m * g.N, C + m * g.ldc, g.N);
+  }
+  const MixedGemm& g_;
+  std::vector<float> a_, b_, c_;
+};
+
+#ifdef NORMLAB_WITH_ONEDNN
+using dnnl::memory;
+
+// The layout of one product grid: everything a oneDNN matmul primitive is specialised on.
+struct PrimKey {
+  int64_t M, N, K, batch, outer, lda, sA, oA, ldb, sB, oB, ldc, sC, oC;
+  bool ta, tb, bias, relu, c_bf16;
+  float alpha, beta;
+  auto tie() const {
+    return std::tie(M, N, K, batch, outer, lda, sA, oA, ldb, sB, oB, ldc, sC, oC, ta, tb, bias, relu, c_bf16, alpha,
+                    beta);
+  }
+  bool operator<(const PrimKey& o) const { return tie() < o.tie(); }
+};
+
+struct Prim {
+  dnnl::matmul prim;
+  memory::desc a, b, c, bias;
+  int bias_arg = 0;  // the execution argument of the bias: its binary post-op's source
+  std::string impl;
+};
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// Logical dims and strides of an operand of the grid [outer, batch, rows, cols]: broadcast grid axes
+// (stride 0) get extent 1, as oneDNN's matmul broadcasts them; leading extent-1 axes are dropped
+// (outer == 1, then batch == 1) for every operand alike, so all have the same rank.
+memory::desc grid_md(memory::data_type dt, int64_t outer, int64_t batch, int64_t rows, int64_t cols, int64_t s_outer,
+                     int64_t s_batch, int64_t s_row, int64_t s_col, int rank) {
+  memory::dims d = {outer, batch, rows, cols}, s = {s_outer, s_batch, s_row, s_col};
+  if (s_outer == 0) d[0] = 1;
+  if (s_batch == 0) d[1] = 1;
+  const int drop = 4 - rank;
+  return memory::desc(memory::dims(d.begin() + drop, d.end()), dt, memory::dims(s.begin() + drop, s.end()));
+}
+
+Prim make_prim(const PrimKey& k) {
+  const int rank = k.outer > 1 ? 4 : k.batch > 1 ? 3 : 2;
+  const auto bf16 = memory::data_type::bf16, f32 = memory::data_type::f32;
+  Prim p;
+  // op(A)[m, k] sits at m * lda + k, or at k * lda + m when A is stored transposed (B alike).
+  p.a = grid_md(bf16, k.outer, k.batch, k.M, k.K, k.oA, k.sA, k.ta ? 1 : k.lda, k.ta ? k.lda : 1, rank);
+  p.b = grid_md(bf16, k.outer, k.batch, k.K, k.N, k.oB, k.sB, k.tb ? 1 : k.ldb, k.tb ? k.ldb : 1, rank);
+  p.c = grid_md(k.c_bf16 ? bf16 : f32, k.outer, k.batch, k.M, k.N, k.oC ? k.oC : 1, k.sC ? k.sC : 1, k.ldc, 1, rank);
+  // dst = relu(alpha * acc + beta * dst + bias): alpha is the output scale, then the post-ops in order:
+  // sum (beta), binary add of the bias row, eltwise ReLU. (oneDNN 2.x's own bias argument is added
+  // before the output scale, which gives alpha * (acc + bias).)
+  dnnl::primitive_attr attr;
+  if (k.alpha != 1.0f) attr.set_output_scales(0, {k.alpha});
+  dnnl::post_ops po;
+  if (k.beta != 0.0f) po.append_sum(k.beta);
+  if (k.bias) {
+    memory::dims bd(rank, 1), bs(rank, k.N);
+    bd[rank - 1] = k.N;
+    bs[rank - 1] = 1;
+    p.bias = memory::desc(bd, f32, bs);
+    p.bias_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(po.len()) | DNNL_ARG_SRC_1;
+    po.append_binary(dnnl::algorithm::binary_add, p.bias);
+  }
+  if (k.relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  attr.set_post_ops(po);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.c), attr, engine());
+  p.impl = pd.impl_info_str();
+  p.prim = dnnl::matmul(pd);
+  return p;
+}
+
+PrimKey key_of(const MixedGemm& g) {
+  return {g.M,       g.N,        g.K,        g.batch,   g.outer,  g.A.ld,  g.A.stride,     g.A.outer,
+          g.B.ld,    g.B.stride, g.B.outer,  g.ldc,     g.strideC, g.outerC, g.A.trans,   g.B.trans,
+          g.bias != nullptr,     g.relu,     g.c == DType::BFloat16, (float)g.alpha, (float)g.beta};
+}
+
+// The cached primitive for g's layout (created on first use; a few hundred distinct shapes per model).
+const Prim& prim_for(const MixedGemm& g) {
+  static std::mutex mu;
+  static std::map<PrimKey, Prim> cache;
+  const PrimKey k = key_of(g);
+  std::lock_guard<std::mutex> l(mu);
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second;
+  cpu::request_amx_permission();
+  try {
+    return cache.emplace(k, make_prim(k)).first->second;
+  } catch (const dnnl::error& e) {
+    throw std::runtime_error(std::string("oneDNN could not create a bfloat16 matmul (M ") + std::to_string(g.M) +
+                             ", N " + std::to_string(g.N) + ", K " + std::to_string(g.K) + ", batch " +
+                             std::to_string(g.batch) + ", outer " + std::to_string(g.outer) + "): " + e.what());
+  }
+}
+
+// oneDNN 2.6 runs some grids only on its reference kernel ("ref:any": a naive loop), e.g. a broadcast
+// operand (a weight shared by every product of the batch). Those run as one cached 2-d primitive per
+// product instead.
+bool per_product(const MixedGemm& g, const Prim& p) {
+  return (g.batch > 1 || g.outer > 1) && p.impl.rfind("ref", 0) == 0;
+}
+// Product (o, b) of g's grid as a grid of one.
+MixedGemm product_of(const MixedGemm& g, int64_t o, int64_t b) {
+  MixedGemm one = g;
+  one.batch = one.outer = 1;
+  one.A.data = mat16(g.A, o, b);
+  one.B.data = mat16(g.B, o, b);
+  one.A.stride = one.A.outer = one.B.stride = one.B.outer = 0;
+  one.C = static_cast<char*>(g.C) + (o * g.outerC + b * g.strideC) * (int64_t)(g.c == DType::BFloat16 ? 2 : 4);
+  one.strideC = one.outerC = 0;
+  return one;
+}
+
+void onednn_gemm(const MixedGemm& g) {
+  const Prim& p = prim_for(g);
+  if (per_product(g, p)) {
+    for (int64_t o = 0; o < g.outer; ++o)
+      for (int64_t b = 0; b < g.batch; ++b) onednn_gemm(product_of(g, o, b));
+    return;
+  }
+  thread_local dnnl::stream stream(engine());
+  const auto mem = [](const memory::desc& md, const void* ptr) {
+    return memory(md, engine(), const_cast<void*>(ptr));
+  };
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, mem(p.a, g.A.data)}, {DNNL_ARG_WEIGHTS, mem(p.b, g.B.data)}, {DNNL_ARG_DST, mem(p.c, g.C)}};
+  if (g.bias) args.emplace(p.bias_arg, mem(p.bias, g.bias));
+  p.prim.execute(stream, args);
+  stream.wait();
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    default: return "an older isa";
+  }
+}
+#endif
+
+}  // namespace
+
+void CpuBackend::gemm_mixed(const MixedGemm& g) {
+  check_mixed_gemm_args(g);
+  if (g.M == 0 || g.N == 0 || g.batch == 0 || g.outer == 0) return;
+  if (!cpu_bf16_products_available())
+    throw std::runtime_error(
+        "bfloat16 products on the CPU need oneDNN, which this build of normlab lacks: install libdnnl-dev "
+        "(scripts/install-deps.sh) and rebuild, or compute in float32");
+  prof::Scope prof_scope(prof::Cat::Gemm);
+  prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
+#ifdef NORMLAB_WITH_ONEDNN
+  if (g.K > 0 && cpu_native_bf16()) return onednn_gemm(g);
+#endif
+  Fallback(g).run();
+}
+
+std::string cpu::bf16_gemm_impl(const MixedGemm& g) {
+  if (!cpu_bf16_products_available()) return "unavailable (no oneDNN)";
+#ifdef NORMLAB_WITH_ONEDNN
+  if (g.K > 0 && cpu_native_bf16()) {
+    const Prim& p = prim_for(g);
+    return per_product(g, p) ? "per product: " + prim_for(product_of(g, 0, 0)).impl : p.impl;
+  }
+#endif
+  return "fallback: float32 sgemm";
+}
+
+bool cpu_bf16_products_available() {
+#ifdef NORMLAB_WITH_ONEDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string cpu_bf16_info() {
+  const auto& f = cpu::cpu_features();
+  std::string s = cpu_native_bf16() ? std::string("native (") + (f.amx_bf16 ? "AMX-BF16" : "AVX512_BF16") + ")"
+                  : cpu::bf16_fallback_forced() ? "emulated (NORMLAB_BF16_FALLBACK is set): float32 products"
+                                                : "emulated (no AVX512_BF16 or AMX on this CPU): float32 products";
+#ifdef NORMLAB_WITH_ONEDNN
+  const dnnl_version_t* v = dnnl::version();
+  s += ", oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+       " on " + isa_name(dnnl::get_effective_cpu_isa());
+#else
+  s += "; built without oneDNN: bfloat16 products unavailable";
+#endif
+  return s;
+}
+
+}  // namespace nl

@@ -1,0 +1,293 @@
+// Mixed-precision products on the CPU (Backend::gemm_mixed, matmul on bfloat16 tensors): each result
+// equals the exact product of the bfloat16 operands within float32 accumulation error, on the
+// Transformer's shapes (transposed operands, batched, the attention's per-head grid), with bias, ReLU,
+// alpha, beta and bfloat16 results; the emulated path (NORMLAB_BF16_FALLBACK=1) agrees with the native one.
+#include <catch2/catch.hpp>
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+#include "backends/cpu/cpu_features.h"
+#include "backends/mixed_precision.h"
+#include "tensor/ops.h"
+#include "test_paths.h"
+
+using namespace nl;
+using Catch::Matchers::Contains;
+
+namespace {
+
+#define NL_SKIP_WITHOUT_ONEDNN()                                                                  \
+  do {                                                                                            \
+    if (!cpu_bf16_products_available()) {                                                         \
+      std::cout << nltest::kSkipMarker << " normlab was built without oneDNN (libdnnl-dev)" << std::endl; \
+      return;                                                                                     \
+    }                                                                                             \
+  } while (0)
+
+struct EnvGuard {  // sets an environment variable for a scope
+  const char* name;
+  EnvGuard(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~EnvGuard() { unsetenv(name); }
+};
+
+Tensor bf16_randn(const Shape& s, uint64_t seed) {
+  manual_seed(seed);
+  return Tensor::randn(s).to(DType::BFloat16);
+}
+
+// Largest violation of |got - exact| <= K * 2^-23 * (|a| @ |b|) + rel_round * |exact| over all elements,
+// with exact = the float64 product of the bfloat16 operands (float64 holds each term exactly and sums far
+// more precisely than float32; K * 2^-23 is twice the standard float32 accumulation bound K * u).
+// rel_round = 2^-8 allows the final rounding of a bfloat16 result. <= 0 means within the bound.
+double excess(const Tensor& got, const Tensor& a, const Tensor& b, double alpha = 1.0, double rel_round = 0.0) {
+  const Tensor a64 = a.to(DType::Float64), b64 = b.to(DType::Float64);
+  const int64_t K = a.size(-1);
+  const auto exact = (matmul(a64, b64) * alpha).to_vector<double>();
+  const auto scale = (matmul(abs(a64), abs(b64)) * std::fabs(alpha)).to_vector<double>();
+  const auto g = got.to_vector<double>();
+  REQUIRE(g.size() == exact.size());
+  double worst = -1.0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double bound = (double)K * std::ldexp(1.0, -23) * scale[i] + rel_round * std::fabs(exact[i]) + 1e-30;
+    worst = std::max(worst, std::fabs(g[i] - exact[i]) / bound - 1.0);
+  }
+  return worst;
+}
+
+double max_abs_diff(const Tensor& x, const Tensor& y) {
+  const auto a = x.to_vector<double>(), b = y.to_vector<double>();
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// The Transformer products the issue lists, rows scaled down from 4096 tokens to keep the test short.
+struct Case {
+  const char* name;
+  Tensor a, b;
+};
+std::vector<Case> transformer_cases() {
+  std::vector<Case> v;
+  v.push_back({"ffn fc1 [512x128]x[128x512]", bf16_randn({512, 128}, 1), bf16_randn({128, 512}, 2)});
+  v.push_back({"qkv [512x128]x[128x384]", bf16_randn({512, 128}, 3), bf16_randn({128, 384}, 4)});
+  v.push_back({"ffn fc2 [512x1024]x[1024x256]", bf16_randn({512, 1024}, 5), bf16_randn({1024, 256}, 6)});
+  // weight gradient dW = dY^T X: A is a transposed view ([tokens, 256] read as [256, tokens])
+  v.push_back({"weight grad [256x2048]^T-view x [2048x128]", bf16_randn({2048, 256}, 7).transpose(0, 1),
+               bf16_randn({2048, 128}, 8)});
+  // linear forward x W^T with W [out, in] (PyTorch's layout): B is a transposed view
+  v.push_back({"x W^T [512x256]x[384x256]^T", bf16_randn({512, 256}, 9), bf16_randn({384, 256}, 10).transpose(0, 1)});
+  v.push_back({"vocabulary [512x256]x[256x1000]", bf16_randn({512, 256}, 11), bf16_randn({256, 1000}, 12)});
+  v.push_back({"batched heads [8,64,32]x[8,32,64]", bf16_randn({8, 64, 32}, 13), bf16_randn({8, 32, 64}, 14)});
+  v.push_back({"odd sizes [37x19]x[19x23]", bf16_randn({37, 19}, 15), bf16_randn({19, 23}, 16)});
+  return v;
+}
+
+// A grid product on the CPU backend from plain tensors (data pointers of contiguous storage).
+const void* ptr(const Tensor& t) { return t.desc().data; }
+
+}  // namespace
+
+TEST_CASE("bf16 gemm: without oneDNN a bfloat16 product says what is missing", "[bf16][gemm]") {
+  if (cpu_bf16_products_available()) {
+    CHECK_NOTHROW(matmul(bf16_randn({2, 3}, 1), bf16_randn({3, 2}, 2)));
+    CHECK_THAT(cpu_bf16_info(), Contains("oneDNN 2."));
+    return;
+  }
+  CHECK_THROWS_WITH(matmul(bf16_randn({2, 3}, 1), bf16_randn({3, 2}, 2)),
+                    Contains("need oneDNN") && Contains("libdnnl-dev"));
+  CHECK_THAT(cpu_bf16_info(), Contains("without oneDNN"));
+}
+
+TEST_CASE("bf16 gemm: Transformer products equal the exact product of the rounded operands within float32 "
+          "accumulation error, native and emulated",
+          "[bf16][gemm][threads2]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  for (const Case& c : transformer_cases()) {
+    INFO(c.name << " on " << cpu_bf16_info());
+    const Tensor native = matmul(c.a, c.b);
+    CHECK(native.dtype() == DType::Float32);
+    CHECK(excess(native, c.a, c.b) <= 0.0);
+    Tensor emulated;
+    {
+      EnvGuard g("NORMLAB_BF16_FALLBACK", "1");
+      emulated = matmul(c.a, c.b);
+    }
+    CHECK(excess(emulated, c.a, c.b) <= 0.0);
+    // Both within the bound of one exact value, so within twice the bound of each other; in practice
+    // they differ only by summation order.
+    const double scale = max_abs_diff(native, Tensor::zeros(native.shape()));
+    CHECK(max_abs_diff(native, emulated) <= 1e-5 * scale);
+    // The same product twice gives the same bits (a cached primitive, no run-to-run variation).
+    CHECK(max_abs_diff(matmul(c.a, c.b), native) == 0.0);
+  }
+}
+
+TEST_CASE("bf16 gemm: bfloat16 results round the float32 accumulator once", "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  for (bool fallback : {false, true}) {
+    INFO("fallback " << fallback);
+    EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+    const Tensor a = bf16_randn({96, 200}, 21), b = bf16_randn({200, 72}, 22);
+    const Tensor c = matmul(a, b, DType::BFloat16);
+    CHECK(c.dtype() == DType::BFloat16);
+    CHECK(excess(c, a, b, 1.0, std::ldexp(1.0, -8)) <= 0.0);
+  }
+  CHECK_THROWS_WITH(matmul(bf16_randn({2, 3}, 1), bf16_randn({3, 2}, 2), DType::Float64),
+                    Contains("bfloat16 operands cannot give a float64 result"));
+  CHECK_THROWS_WITH(matmul(bf16_randn({2, 3}, 1), Tensor::ones({3, 2})), Contains("dtype mismatch"));
+}
+
+TEST_CASE("bf16 gemm: addmm and matmul_out take bfloat16 operands with float32 bias and output", "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  const Tensor a = bf16_randn({64, 48}, 31), b = bf16_randn({48, 40}, 32);
+  manual_seed(33);
+  const Tensor bias = Tensor::randn({40});
+  const Tensor y = addmm(bias, a, b);
+  CHECK(y.dtype() == DType::Float32);
+  const Tensor plain = matmul(a, b);
+  CHECK(max_abs_diff(y, plain + bias) <= 1e-5);
+  // matmul_out with beta = 1 accumulates (a weight gradient summed over blocks).
+  Tensor acc = plain.clone();
+  matmul_out(acc, a, b, 1.0);
+  CHECK(max_abs_diff(acc, plain * 2.0) <= 1e-5);
+  Tensor wrong = Tensor::zeros({64, 40}, DType::Float64);
+  CHECK_THROWS_WITH(matmul_out(wrong, a, b), Contains("cannot give a float64 result"));
+}
+
+TEST_CASE("bf16 gemm: bias, ReLU, alpha and beta as post-ops match their definition", "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  const int64_t M = 33, N = 47, K = 65;
+  const Tensor a = bf16_randn({M, K}, 41), b = bf16_randn({K, N}, 42);
+  manual_seed(43);
+  const Tensor bias = Tensor::randn({N}), c0 = Tensor::randn({M, N});
+  const Tensor exact = matmul(a.to(DType::Float64), b.to(DType::Float64));
+  for (bool fallback : {false, true}) {
+    for (double alpha : {1.0, 0.125}) {
+      for (double beta : {0.0, 1.0, -0.5}) {
+        for (bool relu : {false, true}) {
+          INFO("fallback " << fallback << " alpha " << alpha << " beta " << beta << " relu " << relu);
+          EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+          Tensor c = c0.clone();
+          MixedGemm gm;
+          gm.M = M, gm.N = N, gm.K = K, gm.alpha = alpha, gm.beta = beta;
+          gm.A = {ptr(a), K, 0, 0, false};
+          gm.B = {ptr(b), N, 0, 0, false};
+          gm.C = c.desc().data, gm.ldc = N;
+          gm.bias = bias.data<float>();
+          gm.relu = relu;
+          backend_for(DeviceType::CPU).gemm_mixed(gm);
+          Tensor want = exact * alpha + c0.to(DType::Float64) * beta + bias.to(DType::Float64);
+          if (relu) want = clamp_min(want, 0.0);
+          CHECK(max_abs_diff(c, want) <= 1e-4);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("bf16 gemm: K = 0 gives beta * C + bias, and empty grids do nothing", "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  Tensor c = Tensor::full({3, 4}, 2.0);
+  const Tensor bias = Tensor::from_vector<float>({1, 2, 3, 4}, {4});
+  const Tensor a = Tensor::empty({3, 0}, DType::BFloat16), b = Tensor::empty({0, 4}, DType::BFloat16);
+  MixedGemm gm;
+  gm.M = 3, gm.N = 4, gm.K = 0, gm.beta = 0.5;
+  gm.A = {ptr(a), 1, 0, 0, false};
+  gm.B = {ptr(b), 4, 0, 0, false};
+  gm.C = c.desc().data, gm.ldc = 4;
+  gm.bias = bias.data<float>();
+  backend_for(DeviceType::CPU).gemm_mixed(gm);
+  CHECK(c.to_vector<float>() == std::vector<float>{2, 3, 4, 5, 2, 3, 4, 5, 2, 3, 4, 5});
+  CHECK(matmul(a, b).to_vector<float>() == std::vector<float>(12, 0.0f));
+  gm.M = 0;
+  CHECK_NOTHROW(backend_for(DeviceType::CPU).gemm_mixed(gm));
+}
+
+TEST_CASE("bf16 gemm: the attention's per-head grid (heads-last layout, scaled scores, P V) and a "
+          "broadcast operand",
+          "[bf16][gemm][threads2]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  const int64_t B = 3, T = 40, H = 4, dh = 32;
+  const Tensor q = bf16_randn({B, T, H, dh}, 51), k = bf16_randn({B, T, H, dh}, 52), v = bf16_randn({B, T, H, dh}, 53);
+  const double scale = 1.0 / std::sqrt((double)dh);
+  for (bool fallback : {false, true}) {
+    INFO("fallback " << fallback << " on " << cpu_bf16_info());
+    EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+    // scores[b, h] = scale * q[b, :, h, :] k[b, :, h, :]^T, written [B, H, T, T]
+    Tensor scores = Tensor::empty({B, H, T, T});
+    MixedGemm s;
+    s.M = T, s.N = T, s.K = dh, s.batch = H, s.outer = B, s.alpha = scale;
+    s.A = {ptr(q), H * dh, dh, T * H * dh, false};
+    s.B = {ptr(k), H * dh, dh, T * H * dh, true};
+    s.C = scores.desc().data, s.ldc = T, s.strideC = T * T, s.outerC = H * T * T;
+    backend_for(DeviceType::CPU).gemm_mixed(s);
+    // out[b, :, h, :] = P[b, h] v[b, :, h, :], written heads-last [B, T, H, dh]
+    const Tensor p = bf16_randn({B, H, T, T}, 54);
+    Tensor out = Tensor::empty({B, T, H, dh});
+    MixedGemm o;
+    o.M = T, o.N = dh, o.K = T, o.batch = H, o.outer = B;
+    o.A = {ptr(p), T, T * T, H * T * T, false};
+    o.B = {ptr(v), H * dh, dh, T * H * dh, false};
+    o.C = out.desc().data, o.ldc = H * dh, o.strideC = dh, o.outerC = T * H * dh;
+    backend_for(DeviceType::CPU).gemm_mixed(o);
+    for (int64_t bi = 0; bi < B; ++bi)
+      for (int64_t h = 0; h < H; ++h) {
+        INFO("sequence " << bi << " head " << h);
+        const Tensor qh = q.select(0, bi).select(1, h), kh = k.select(0, bi).select(1, h);
+        CHECK(excess(scores.select(0, bi).select(0, h), qh, kh.transpose(0, 1), scale) <= 0.0);
+        const Tensor ph = p.select(0, bi).select(0, h), vh = v.select(0, bi).select(1, h);
+        CHECK(excess(out.select(0, bi).select(1, h), ph, vh) <= 0.0);
+      }
+    // One B shared by every product of the batch (stride 0): a weight broadcast over sequences.
+    const Tensor x = bf16_randn({5, 16, 24}, 55), w = bf16_randn({24, 8}, 56);
+    Tensor y = Tensor::empty({5, 16, 8});
+    MixedGemm bc;
+    bc.M = 16, bc.N = 8, bc.K = 24, bc.batch = 5;
+    bc.A = {ptr(x), 24, 16 * 24, 0, false};
+    bc.B = {ptr(w), 8, 0, 0, false};
+    bc.C = y.desc().data, bc.ldc = 8, bc.strideC = 16 * 8;
+    backend_for(DeviceType::CPU).gemm_mixed(bc);
+    for (int64_t i = 0; i < 5; ++i) CHECK(excess(y.select(0, i), x.select(0, i), w) <= 0.0);
+  }
+}
+
+TEST_CASE("bf16 gemm: bad arguments are refused before any product runs", "[bf16][gemm]") {
+  Backend& cpu = backend_for(DeviceType::CPU);
+  MixedGemm g;
+  g.M = g.N = g.K = 2;
+  g.ab = DType::Float32;
+  CHECK_THROWS_WITH(cpu.gemm_mixed(g), Contains("operands must be bfloat16, got float32"));
+  g.ab = DType::BFloat16;
+  g.c = DType::Int64;
+  CHECK_THROWS_WITH(cpu.gemm_mixed(g), Contains("result must be float32 or bfloat16, got int64"));
+  g.c = DType::Float32;
+  g.K = int64_t(1) << 31;
+  CHECK_THROWS_WITH(cpu.gemm_mixed(g), Contains("K = 2147483648 is outside [0, 2^31 - 1]"));
+  g.K = 2;
+  g.batch = 2;
+  CHECK_THROWS_WITH(cpu.gemm_mixed(g), Contains("must not overlap"));
+  // The float32/float64 entry point refuses bfloat16 and names the one that takes it.
+  CHECK_THROWS_WITH(cpu.gemm(DType::BFloat16, false, false, 2, 2, 2, 1.0, nullptr, 2, 0, nullptr, 2, 0, 0.0, nullptr,
+                             2, 0, 1, 0),
+                    Contains("gemm_mixed"));
+}
+
+TEST_CASE("bf16 gemm: on an AMX CPU the process holds the AMX tile-data permission after a product",
+          "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  if (!cpu::cpu_features().amx_bf16) {
+    std::cout << nltest::kSkipMarker << " this CPU has no AMX-BF16 (" << cpu_bf16_info() << ")" << std::endl;
+    return;
+  }
+  matmul(bf16_randn({64, 64}, 1), bf16_randn({64, 64}, 2));
+  unsigned long long mask = 0;
+  REQUIRE(syscall(SYS_arch_prctl, 0x1022 /* ARCH_GET_XCOMP_PERM */, &mask) == 0);
+  CHECK((mask & (1ull << 18)) != 0);  // XFEATURE_XTILEDATA
+  CHECK(cpu::request_amx_permission());
+  CHECK_THAT(cpu_bf16_info(), Contains("AMX"));
+}
