@@ -63,6 +63,7 @@ class CudaBackend final : public Backend {
   void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
             int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
             int64_t ldc, int64_t strideC, int64_t batch, int device_index) override;
+  void gemm_mixed(const MixedGemm& g) override;  // cuda_bf16_blas.cpp
 
  private:
   CudaFused fused_;

@@ -1,7 +1,8 @@
 // Matrix products on cuBLAS: one cublasGemmStridedBatchedEx per call (a single product is batch 1),
 // on the device's stream. normlab is row-major and cuBLAS column-major, so C = op(A) op(B) is computed
 // as C^T = op(B)^T op(A)^T: operands swapped, M and N swapped. FP32 products use CUBLAS_COMPUTE_32F
-// (no TF32, so float32 results stay within 1e-6 of the CPU), FP64 CUBLAS_COMPUTE_64F.
+// (no TF32, so float32 results stay within 1e-6 of the CPU) unless set_allow_tf32(true)
+// (backends/mixed_precision.h) allows CUBLAS_COMPUTE_32F_FAST_TF32; FP64 CUBLAS_COMPUTE_64F.
 #include <cublas_v2.h>
 
 #include <climits>
@@ -11,6 +12,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_context.h"
 #include "backends/gemm_check.h"
+#include "backends/mixed_precision.h"
 
 namespace nl::cuda {
 
@@ -34,7 +36,8 @@ void CudaBackend::gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t 
   auto ld = [](int64_t v) { return (int)(v < 1 ? 1 : v); };
   const cublasStatus_t st = cublasGemmStridedBatchedEx(
       h, opB, opA, (int)N, (int)M, (int)K, pa, B, dt, ld(ldb), sB, A, dt, ld(lda), sA, pb, C, dt, ld(ldc), sC,
-      (int)batch, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+      (int)batch, f32 ? (allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) : CUBLAS_COMPUTE_64F,
+      CUBLAS_GEMM_DEFAULT);
   if (st != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string("cublasGemmStridedBatchedEx failed on cuda:") + std::to_string(dev) + ": " +
                              cublasGetStatusString(st) + " (M " + std::to_string(M) + ", N " + std::to_string(N) +

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/counter_rng.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_bf16.h"
 #include "backends/cuda/cuda_launch.cuh"
 #include "backends/elementwise_math.h"
 
@@ -57,6 +58,7 @@ void CudaBackend::fill(const Desc& out, double value) {
   const int64_t n = out.numel();
   if (n == 0) return;
   DeviceContext& c = context(out.device_index);
+  if (out.dtype == DType::BFloat16) return fill_bf16(c, out, value);  // cuda_bf16.cu
   const Desc* ops[1] = {&out};
   const Strided<1> s = make_strided<1>(ops);
   dispatch_all(out.dtype, "fill", [&](auto tag) {
@@ -70,6 +72,7 @@ void CudaBackend::copy(const Desc& out, const Desc& in) {
   const int64_t n = out.numel();
   if (n == 0) return;
   DeviceContext& c = context(out.device_index);
+  if (out.dtype == DType::BFloat16 || in.dtype == DType::BFloat16) return copy_bf16(c, out, in);  // cuda_bf16.cu
   const Desc* ops[2] = {&out, &in};
   const Strided<2> s = make_strided<2>(ops);
   dispatch_all(out.dtype, "copy", [&](auto to) {

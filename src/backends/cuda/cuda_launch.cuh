@@ -69,6 +69,7 @@ void dispatch_all(DType t, const char* op, F&& f) {
     case DType::Float32: f(float{}); return;
     case DType::Float64: f(double{}); return;
     case DType::Int64: f(int64_t{}); return;
+    case DType::BFloat16: throw no_bf16_error(op);
   }
   throw std::invalid_argument(std::string(op) + ": unsupported dtype on cuda");
 }
@@ -77,6 +78,7 @@ template <typename F>
 void dispatch_float(DType t, const char* op, F&& f) {
   if (t == DType::Float32) return f(float{});
   if (t == DType::Float64) return f(double{});
+  if (t == DType::BFloat16) throw no_bf16_error(op);
   throw std::invalid_argument(std::string(op) + ": expects a float tensor, got " + dtype_name(t) +
                               "; convert with .to(DType::Float32)");
 }
