@@ -29,8 +29,10 @@ const char* st_dtype(DType t) {
   switch (t) {
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
-    default: return "I64";
+    case DType::Int64: return "I64";
+    case DType::BFloat16: return "BF16";
   }
+  throw std::invalid_argument("checkpoint: invalid DType value " + std::to_string(static_cast<int>(t)));
 }
 
 [[noreturn]] void fail_at(const std::string& source, const std::string& m) {
@@ -178,13 +180,14 @@ Checkpoint read_checkpoint_bytes(std::string_view bytes, const std::string& sour
     if (ds == "F32") dt = DType::Float32;
     else if (ds == "F64") dt = DType::Float64;
     else if (ds == "I64") dt = DType::Int64;
+    else if (ds == "BF16") dt = DType::BFloat16;
     else {
-      static const char* other[] = {"BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "U64",
+      static const char* other[] = {"BOOL", "U8", "I8", "I16", "U16", "F16", "I32", "U32", "U64",
                                     "F8_E5M2", "F8_E4M3"};
       bool known = std::find_if(std::begin(other), std::end(other), [&](const char* s) { return ds == s; }) !=
                    std::end(other);
       fail(tn + (known ? "dtype '" + ds + "' is not supported" : "unknown dtype '" + ds + "'") +
-           " (normlab reads F32, F64, I64)");
+           " (normlab reads F32, F64, I64, BF16)");
     }
     Shape shape;
     uint64_t numel = 1;

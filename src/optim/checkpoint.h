@@ -1,7 +1,7 @@
 #pragma once
 // Checkpoints in the safetensors layout (docs/checkpoint-format.md):
 //   [8 bytes: N, little-endian u64][N bytes: JSON header, space-padded][raw little-endian tensor bytes]
-// The header maps each tensor name to {"dtype": "F32"|"F64"|"I64", "shape": [...],
+// The header maps each tensor name to {"dtype": "F32"|"F64"|"I64"|"BF16", "shape": [...],
 // "data_offsets": [begin, end]} (offsets relative to the first byte after the header) and holds
 // "__metadata__": {string: string}. normlab stores its own JSON (model config, optimizer and
 // schedule state, step, epoch, RNG state, best metric, ...) serialised as a string under the
@@ -24,7 +24,7 @@ using TensorMap = std::map<std::string, Tensor>;
 
 /// What load_checkpoint returns.
 struct Checkpoint {
-  TensorMap tensors;  ///< contiguous CPU tensors (float32, float64 or int64)
+  TensorMap tensors;  ///< contiguous CPU tensors (float32, float64, int64 or bfloat16)
   nlohmann::json meta;  ///< the parsed "normlab" metadata entry; null when the file has none
   std::map<std::string, std::string> metadata;  ///< the raw "__metadata__" map (includes "normlab")
 };

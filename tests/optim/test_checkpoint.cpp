@@ -239,3 +239,26 @@ TEST_CASE("checkpoint: a JSON number out of double range is a clear header error
   write_raw(d.path / "m.st", R"({"__metadata__":{"normlab":"[1e400]"}})", 0);
   CHECK_THROWS_WITH(load_checkpoint(d.path / "m.st"), Contains("metadata entry 'normlab' is not valid JSON"));
 }
+
+TEST_CASE("checkpoint: BF16 tensors round trip bit-exactly as safetensors 'BF16'", "[checkpoint][bf16]") {
+  TempDir d;
+  // Every special class: zeros, a subnormal, normals, the largest finite, infinities and a quiet NaN.
+  const std::vector<uint16_t> bits = {0x0000, 0x8000, 0x0001, 0x3f80, 0xc049, 0x7f7f, 0x7f80, 0xff80, 0x7fc1};
+  Tensor b = Tensor::empty({3, 3}, DType::BFloat16);
+  std::memcpy(b.data<bfloat16>(), bits.data(), bits.size() * 2);
+  const fs::path p = d.path / "bf16.safetensors";
+  save_checkpoint(p, {{"w", b}, {"w_t", b.transpose(0, 1)}}, json::object());
+  const std::string s = slurp(p);
+  uint64_t n;
+  std::memcpy(&n, s.data(), 8);
+  const json h = json::parse(s.substr(8, n));
+  CHECK(h["w"]["dtype"] == "BF16");
+  CHECK(h["w"]["data_offsets"][1].get<uint64_t>() - h["w"]["data_offsets"][0].get<uint64_t>() == 18);
+  const Checkpoint c = load_checkpoint(p);
+  const Tensor& y = c.tensors.at("w");
+  REQUIRE(y.dtype() == DType::BFloat16);
+  CHECK(y.shape() == Shape{3, 3});
+  CHECK(std::memcmp(y.data<bfloat16>(), bits.data(), bits.size() * 2) == 0);
+  const Tensor& yt = c.tensors.at("w_t");  // a transposed view is written in row-major order
+  CHECK(yt.to_vector<float>()[1] == b.to_vector<float>()[3]);
+}
