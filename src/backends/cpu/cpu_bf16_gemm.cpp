@@ -41,7 +41,7 @@ void bias_relu_f32(float* C, int64_t M, int64_t N, int64_t ldc, const float* bia
     if (bias)
       for (int64_t n = 0; n < N; ++n) c[n] += bias[n];
     if (relu)
-      for (int64_t n = 0; n < N; ++n) c[n] = c[n] > 0.0f ? c[n] : 0.0f;
+      for (int64_t n = 0; n < N; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];  // NaN stays NaN (as oneDNN, PyTorch)
   }
 }
 

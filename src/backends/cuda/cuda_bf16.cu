@@ -41,7 +41,7 @@ __global__ void epilogue_kernel(T* C, int64_t M, int64_t N, int64_t ldc, int64_t
     float v;
     if constexpr (sizeof(T) == 2) v = bf16_bits_to_float(*p); else v = *p;
     if (bias) v += bias[n];
-    if (relu) v = v > 0.0f ? v : 0.0f;
+    if (relu) v = v < 0.0f ? 0.0f : v;  // NaN stays NaN (as the CPU, PyTorch)
     if constexpr (sizeof(T) == 2) *p = float_to_bf16_bits(v); else *p = v;
   }
 }
