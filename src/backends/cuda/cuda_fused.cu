@@ -55,7 +55,7 @@ __global__ void softmax_backward_kernel(T* gin, const T* gout, const T* yv, int6
 }
 template <typename T>
 __global__ void dropout_kernel(T* o, const T* x, int64_t n, double p, T scale, uint64_t seed, uint64_t offset) {
-  NL_GRID_LOOP(i, n) o[i] = cpu::uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0);
+  NL_GRID_LOOP(i, n) o[i] = x[i] * (cpu::uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));  // NaN * 0 stays NaN (PyTorch)
 }
 template <typename T>
 __global__ void cross_entropy_kernel(T* loss, T* prob, const T* logits, const int64_t* tg, int64_t C,
