@@ -16,7 +16,8 @@
 #
 # --prepare fills .gpu-carry/ (ignored by git; name it in the run's carry): debs/ (apt-get download of
 # the build dependencies, for a machine without Debian packages) and data-bin/multi30k (`normlab data
-# prepare`; needs a built normlab and ../shared/data/multi30k). A run finds them there.
+# prepare`; needs a built normlab and $NORMLAB_DATA_ROOT/multi30k, default ../shared/data beside the
+# checkout). A run finds them there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -46,7 +47,8 @@ if [ $PREPARE = 1 ]; then
   (cd "$CARRY/debs" && apt-get download $DEBS)
   NL=${NORMLAB:-build/normlab}
   [ -x "$NL" ] || { echo "gpu-check --prepare: build normlab first (scripts/build.sh) or set NORMLAB=path" >&2; exit 2; }
-  [ -d "$CARRY/data-bin/multi30k" ] || "$NL" data prepare multi30k --data ../shared/data/multi30k --out "$CARRY/data-bin/multi30k"
+  SRC=${NORMLAB_DATA_ROOT:-$ROOT/../shared/data}/multi30k
+  [ -d "$CARRY/data-bin/multi30k" ] || "$NL" data prepare multi30k --data "$SRC" --out "$CARRY/data-bin/multi30k"
   du -sh "$CARRY"/* ; echo "gpu-check --prepare: done; carry .gpu-carry in the device run (docs/cuda.md)"
   exit 0
 fi
