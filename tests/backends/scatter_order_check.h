@@ -39,6 +39,21 @@ T ordered_sum(T init, const std::vector<T>& vals, bool reversed) {
   return acc;
 }
 
+/// Adds to `order_matters` / `bad` over the targets of `got` (flat): contribution e (ascending) adds
+/// vals[e] to target[e], starting from init; `bad` counts results that are not the in-order sum,
+/// `order_matters` targets whose reversed-order sum differs.
+template <typename T>
+void count_order_mismatches(const std::vector<T>& got, const std::vector<double>& init, const std::vector<int64_t>& target,
+                            const std::vector<double>& vals, int64_t& bad, int64_t& order_matters) {
+  std::vector<std::vector<T>> per(got.size());
+  for (size_t e = 0; e < vals.size(); ++e) per[(size_t)target[e]].push_back((T)vals[e]);
+  for (size_t t = 0; t < got.size(); ++t) {
+    const T fwd = ordered_sum((T)init[t], per[t], false);
+    order_matters += fwd != ordered_sum((T)init[t], per[t], true);
+    bad += got[t] != fwd;
+  }
+}
+
 /// Runs index_add_rows and scatter_add_rows of the backend of `dev` on adversarial inputs and returns the
 /// number of result elements that differ (bitwise) from the serial index-order sum.
 template <typename T>
@@ -46,45 +61,27 @@ int64_t scatter_order_mismatches(nl::Device dev, nl::DType dt, uint32_t seed) {
   nl::Backend& be = nl::backend_for(dev.type);
   std::mt19937 rng(seed);
   int64_t bad = 0, order_matters = 0;
-  {  // index_add_rows: table [V, D] += src [n, D] at rows idx [n]
-    const int64_t V = 5, D = 3, n = 300;
-    std::vector<int64_t> idx((size_t)n);
-    for (auto& i : idx) i = (int64_t)(rng() % V);
-    const std::vector<double> s = adversarial_values(n * D, dt, seed + 1), t0 = adversarial_values(V * D, dt, seed + 2);
-    nl::Tensor table = nl::Tensor::from_vector<double>(t0, {V, D}).to(dt).to(dev);
-    nl::Tensor src = nl::Tensor::from_vector<double>(s, {n, D}).to(dt).to(dev);
-    nl::Tensor ix = nl::Tensor::from_vector<int64_t>(idx, {n}).to(dev);
-    be.index_add_rows(table.desc(), ix.desc(), src.desc());
-    const std::vector<T> got = table.to_vector<T>();
-    for (int64_t v = 0; v < V; ++v)
-      for (int64_t d = 0; d < D; ++d) {
-        std::vector<T> vals;
-        for (int64_t i = 0; i < n; ++i)
-          if (idx[(size_t)i] == v) vals.push_back((T)s[(size_t)(i * D + d)]);
-        const T fwd = ordered_sum((T)t0[(size_t)(v * D + d)], vals, false);
-        order_matters += fwd != ordered_sum((T)t0[(size_t)(v * D + d)], vals, true);
-        bad += got[(size_t)(v * D + d)] != fwd;
-      }
-  }
-  {  // scatter_add_rows: gin [R, C] += g [R, K] at columns idx [R, K]
-    const int64_t R = 4, C = 3, K = 100;
-    std::vector<int64_t> idx((size_t)(R * K));
-    for (auto& i : idx) i = (int64_t)(rng() % C);
-    const std::vector<double> g = adversarial_values(R * K, dt, seed + 3), z0 = adversarial_values(R * C, dt, seed + 4);
-    nl::Tensor gin = nl::Tensor::from_vector<double>(z0, {R, C}).to(dt).to(dev);
-    nl::Tensor gt = nl::Tensor::from_vector<double>(g, {R, K}).to(dt).to(dev);
-    nl::Tensor ix = nl::Tensor::from_vector<int64_t>(idx, {R, K}).to(dev);
-    be.scatter_add_rows(gin.desc(), ix.desc(), gt.desc());
-    const std::vector<T> got = gin.to_vector<T>();
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t c = 0; c < C; ++c) {
-        std::vector<T> vals;
-        for (int64_t k = 0; k < K; ++k)
-          if (idx[(size_t)(r * K + k)] == c) vals.push_back((T)g[(size_t)(r * K + k)]);
-        const T fwd = ordered_sum((T)z0[(size_t)(r * C + c)], vals, false);
-        order_matters += fwd != ordered_sum((T)z0[(size_t)(r * C + c)], vals, true);
-        bad += got[(size_t)(r * C + c)] != fwd;
-      }
+  // index_add_rows: table [V, D] += src [n, D] at rows idx [n]; scatter_add_rows: gin [R, C] += g [R, K]
+  // at columns idx [R, K]. Both as (out shape, idx shape, contribution shape, index bound, flat target of e).
+  struct Case {
+    nl::Shape out, idx, src;
+    int64_t bound;
+    bool rows;  // index_add_rows (else scatter_add_rows)
+  };
+  for (const Case& c : {Case{{5, 3}, {300}, {300, 3}, 5, true}, Case{{4, 3}, {4, 100}, {4, 100}, 3, false}}) {
+    const int64_t nout = c.out[0] * c.out[1], nidx = c.rows ? c.idx[0] : c.idx[0] * c.idx[1], nsrc = c.src[0] * c.src[1];
+    std::vector<int64_t> idx((size_t)nidx), target((size_t)nsrc);
+    for (auto& i : idx) i = (int64_t)(rng() % (uint32_t)c.bound);
+    const int64_t D = c.out[1], K = c.rows ? 0 : c.idx[1];
+    for (int64_t e = 0; e < nsrc; ++e)
+      target[(size_t)e] = c.rows ? idx[(size_t)(e / D)] * D + e % D : (e / K) * D + idx[(size_t)e];
+    const std::vector<double> vals = adversarial_values(nsrc, dt, seed + 1), init = adversarial_values(nout, dt, seed + 2);
+    nl::Tensor out = nl::Tensor::from_vector<double>(init, c.out).to(dt).to(dev);
+    nl::Tensor src = nl::Tensor::from_vector<double>(vals, c.src).to(dt).to(dev);
+    nl::Tensor ix = nl::Tensor::from_vector<int64_t>(idx, c.idx).to(dev);
+    if (c.rows) be.index_add_rows(out.desc(), ix.desc(), src.desc());
+    else be.scatter_add_rows(out.desc(), ix.desc(), src.desc());
+    count_order_mismatches(out.to_vector<T>(), init, target, vals, bad, order_matters);
   }
   REQUIRE(order_matters >= 10);  // of 27 sums: the inputs tell the summation orders apart
   return bad;

@@ -121,32 +121,30 @@ std::vector<OpCase> build() {
     reduce_case("longrows", {3, 300000}, {0, 1}, 1, {3});
   }
   // ---- core: gathers and scatters ----
-  add("index_select_rows", kExact, [](DType t, std::mt19937& r) { return Ins{randn({11, 6}, t, r), randint(0, 11, {4, 7}, r)}; },
-      [](Backend& be, Device d, DType t, const Ins& in) {
-        Tensor o = out({28, 6}, t, d);
-        be.index_select_rows(o.desc(), in[0].desc(), in[1].desc());
-        return Ins{o};
-      });
-  add("index_add_rows", kExact,
-      [](DType t, std::mt19937& r) { return Ins{randn({11, 6}, t, r), randint(0, 11, {2000}, r), randn({2000, 6}, t, r, 0, 100)}; },
-      [](Backend& be, Device, DType, const Ins& in) {
-        Tensor tab = in[0].clone();
-        be.index_add_rows(tab.desc(), in[1].desc(), in[2].desc());
-        return Ins{tab};
-      });
-  add("gather_rows", kExact, [](DType t, std::mt19937& r) { return Ins{randn({11, 6}, t, r), randint(0, 6, {11, 3}, r)}; },
-      [](Backend& be, Device d, DType t, const Ins& in) {
-        Tensor o = out({11, 3}, t, d);
-        be.gather_rows(o.desc(), in[0].desc(), in[1].desc());
-        return Ins{o};
-      });
-  add("scatter_add_rows", kExact,
-      [](DType t, std::mt19937& r) { return Ins{randn({11, 6}, t, r), randint(0, 6, {11, 40}, r), randn({11, 40}, t, r, 0, 100)}; },
-      [](Backend& be, Device, DType, const Ins& in) {
-        Tensor g = in[0].clone();
-        be.scatter_add_rows(g.desc(), in[1].desc(), in[2].desc());
-        return Ins{g};
-      });
+  using RowOp = void (Backend::*)(const Desc&, const Desc&, const Desc&);
+  struct RowCase {  // a gather (out, table, idx) or a scatter (table += src at idx) of one row kernel
+    const char* name;
+    RowOp op;
+    bool scatter;
+    int64_t bound;
+    nl::Shape idx, out;
+  };
+  for (const RowCase& rc : {RowCase{"index_select_rows", &Backend::index_select_rows, false, 11, {4, 7}, {28, 6}},
+                            RowCase{"gather_rows", &Backend::gather_rows, false, 6, {11, 3}, {11, 3}},
+                            RowCase{"index_add_rows", &Backend::index_add_rows, true, 11, {2000}, {2000, 6}},
+                            RowCase{"scatter_add_rows", &Backend::scatter_add_rows, true, 6, {11, 40}, {11, 40}}})
+    add(rc.name, kExact,
+        [rc](DType t, std::mt19937& r) { return Ins{randn({11, 6}, t, r), randint(0, rc.bound, rc.idx, r), randn(rc.out, t, r, 0, 100)}; },
+        [rc](Backend& be, Device d, DType t, const Ins& in) {
+          if (rc.scatter) {  // in[2] holds the contributions
+            Tensor tab = in[0].clone();
+            (be.*rc.op)(tab.desc(), in[1].desc(), in[2].desc());
+            return Ins{tab};
+          }
+          Tensor o = out(rc.out, t, d);
+          (be.*rc.op)(o.desc(), in[0].desc(), in[1].desc());
+          return Ins{o};
+        });
   // ---- core: matrix products ----
   for (int v = 0; v < 4; ++v) {
     const bool ta = v == 1, tb = v == 2;
