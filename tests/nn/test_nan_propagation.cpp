@@ -39,7 +39,7 @@ TEST_CASE("nan: relu, maximum and minimum keep a NaN", "[nn][nan]") {
 TEST_CASE("nan: the ReLU backward passes the gradient where the output is NaN", "[nn][nan]") {
   Variable x(Tensor::from_vector<double>({-1.0, kNaN, 2.0}, {3}), true);
   Variable y = relu(x);
-  backward(sum(y * Variable(Tensor::from_vector<double>({5.0, 7.0, 11.0}, {3}))));
+  sum(y * Variable(Tensor::from_vector<double>({5.0, 7.0, 11.0}, {3}))).backward();
   const auto g = x.grad().to_vector<double>();
   CHECK(g[0] == 0);
   CHECK(g[1] == 7);  // PyTorch: threshold_backward gives grad where !(x <= 0)
@@ -81,7 +81,7 @@ TEST_CASE("nan: the FFN's fused bias + ReLU keeps a NaN forward and passes its g
     b1 = Variable(Tensor::from_vector(bv, {16}), true);
     Variable y = ffn_relu(x, w1, b1, w2, b2, p, /*training=*/p > 0);
     for (double v : values(y)) CHECK(std::isnan(v));  // fc2 mixes the NaN unit into every output
-    backward(sum(y));
+    sum(y).backward();
     CHECK(std::isnan(b1.grad().to_vector<double>()[5]));
   }
 }
@@ -92,7 +92,7 @@ TEST_CASE("nan: a NaN conv bias reaches the MNIST CNN's logits", "[nn][nan]") {
     if (name == "conv1.bias") {
       std::vector<float> b = p.data().to_vector<float>();
       b[0] = std::numeric_limits<float>::quiet_NaN();
-      p.data().copy_(Tensor::from_vector(b, {(int64_t)b.size()}));
+      Tensor(p.data()).copy_(Tensor::from_vector(b, {(int64_t)b.size()}));
     }
   const auto logits = values(m(Variable(Tensor::rand({2, 1, 28, 28}))));
   for (double v : logits) CHECK(std::isnan(v));

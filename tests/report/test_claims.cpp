@@ -70,7 +70,7 @@ TEST_CASE("claims: derived from the paper numbers, Diverge is worst, ties and do
   const std::vector<Comparison> cmp = {{"T", "Table X", "a", "b"}};
   const std::vector<ClaimColumn> cols = {{"up", "Up", true}, {"down", "Down", false}, {"div", "Div", true},
                                          {"both", "Both", true}, {"tie", "Tie", true}};
-  auto paper = [](const std::string& col, const std::string& v) {
+  auto paper = [](const std::string& col, const std::string& v) -> double {
     if (col == "up") return v == "a" ? 1.0 : 2.0;    // b better
     if (col == "down") return v == "a" ? 1.0 : 2.0;  // lower better: a better
     if (col == "div") return v == "a" ? 5.0 : NAN;   // b diverges
