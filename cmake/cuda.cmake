@@ -32,9 +32,12 @@ if(NORMLAB_CUDA)
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    # One id per configure, shared by the loader and the module: a module from another build is refused.
-    string(RANDOM LENGTH 16 NL_BUILD_ID)
-    set(NL_BUILD_ID "${PROJECT_VERSION}-${NL_BUILD_ID}")
+    # One id per build folder (kept in the cache, so a re-configure does not relink everything), shared by
+    # the loader and the module: a module from another build is refused.
+    if(NOT NL_BUILD_ID)
+      string(RANDOM LENGTH 16 NL_RANDOM_ID)
+      set(NL_BUILD_ID "${PROJECT_VERSION}-${NL_RANDOM_ID}" CACHE INTERNAL "id shared by libnormlab's CUDA loader and libnormlab_cuda.so")
+    endif()
     file(GLOB NL_CUDA_COMMON_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/src/backends/backend.cpp
                                      ${CMAKE_CURRENT_SOURCE_DIR}/src/backends/block_pool.cpp
                                      ${CMAKE_CURRENT_SOURCE_DIR}/src/backends/composite/*.cpp)

@@ -98,7 +98,7 @@ fi
 GEN=(); command -v ninja > /dev/null && GEN=(-G Ninja)
 [ -f "$BUILD/CMakeCache.txt" ] && GEN=()  # an existing build keeps its generator
 if [ $HAVE_GPU = 1 ]; then ARCHS=(-DCMAKE_CUDA_ARCHITECTURES="$ARCH"); else ARCHS=(); fi
-step configure 300 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DNORMLAB_MPI=OFF -DNORMLAB_NCCL=OFF \
+step configure 300 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
   "${ARCHS[@]}" "${CMAKE_EXTRA[@]}" $(command -v ccache > /dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache) \
   || { note "gpu-check: FAILED (configure)"; bundle; exit 1; }
 step build 480 cmake --build "$BUILD" -j "$JOBS" --target normlab_cli normlab_cuda_tests normlab_op_check \

@@ -3,8 +3,8 @@
 // every CUDA kernel and is the only image linked against cudart and cuBLAS; libnormlab opens it with
 // dlopen on the first use of a CUDA device (backends/cuda_loader.cpp), so a CPU run maps neither. The
 // module exports one C function, normlab_cuda_plugin_v1(), that returns the table below. The table is
-// accepted only when its build id equals the loader's: both are compiled from one CMake configure
-// (NORMLAB_BUILD_ID), so the Backend class layout they share is the same. Kept C++17-clean.
+// accepted only when its build id equals the loader's: both are compiled in one build folder
+// (NORMLAB_BUILD_ID, kept in its CMake cache), so the Backend class layout they share is the same. Kept C++17-clean.
 #include <cstddef>
 #include <cstdint>
 
@@ -16,7 +16,7 @@ struct AllocatorStats;
 /// Entry points of the CUDA module. Every function may throw the exceptions its counterpart in
 /// cuda_entry.h documents (both sides share one libstdc++).
 struct PluginTable {
-  const char* build_id;  ///< NORMLAB_BUILD_ID of the module's configure; must equal the loader's
+  const char* build_id;  ///< NORMLAB_BUILD_ID of the module's build folder; must equal the loader's
   /// The process-wide CUDA backend (constructing it needs no GPU).
   Backend& (*backend)();
   /// Number of CUDA devices (0 when the runtime reports none or fails).
