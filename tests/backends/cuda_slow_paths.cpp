@@ -5,8 +5,10 @@
 // under variable batch shapes. Timings: scripts/gpu-check.sh (normlab_op_check --time).
 #include "autograd/functions.h"
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cuda/cuda_entry.h"
 #include "backends/cuda_test_util.h"
+#ifdef NORMLAB_WITH_CUDA
+#include "backends/cuda/cuda_entry.h"
+#endif
 
 using namespace nl;
 using nltest::check_close;
@@ -70,6 +72,7 @@ TEST_CASE("gemm_grid runs every plan (batch, outer, flat, pointer array) as the 
   }
 }
 
+#ifdef NORMLAB_WITH_CUDA
 TEST_CASE("the caching allocator splits blocks: variable batch shapes stop calling cudaMalloc", "[cuda]") {
   Variable w(Tensor::randn({64, 64}, 0, 0.1, DType::Float32, kGpu), true);
   auto step = [&](int64_t T) {
@@ -87,3 +90,4 @@ TEST_CASE("the caching allocator splits blocks: variable batch shapes stop calli
   CHECK(cuda::allocator_stats(0).malloc_calls == warm);
   CHECK(cuda::allocator_stats(0).splits > 0);
 }
+#endif
