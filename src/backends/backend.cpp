@@ -1,11 +1,9 @@
 #include "backends/backend.h"
 
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
 #include "backends/composite/composite_kernels.h"
-#include "backends/mixed_precision.h"
 
 namespace nl {
 
@@ -83,15 +81,6 @@ const char* reduce_name(ReduceOp op) {
   }
   return "reduction";
 }
-
-namespace {
-std::atomic<bool>& tf32_flag() {
-  static std::atomic<bool> on{false};
-  return on;
-}
-}  // namespace
-void set_allow_tf32(bool on) { tf32_flag().store(on, std::memory_order_relaxed); }
-bool allow_tf32() { return tf32_flag().load(std::memory_order_relaxed); }
 
 void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, const char* kernel) {
   if (o.batch < 0 || o.heads < 0 || o.tq < 0 || o.tk < 0 || !(o.dropout >= 0.0 && o.dropout < 1.0))

@@ -170,6 +170,9 @@ class Backend {
   /// extent, or an extent above 2^31 - 1, and std::runtime_error when the backend cannot run them (the
   /// default: "bfloat16 products are not available on <backend>"; the CPU backend without oneDNN).
   virtual void gemm_mixed(const MixedGemm& g);
+  /// Lets this backend's float32 products use TF32 (see set_allow_tf32 in mixed_precision.h, which
+  /// forwards to it); the default ignores it (the CPU has no TF32).
+  virtual void set_allow_tf32(bool on) {}
 
  protected:
   /// Installs the backend's own fused kernels (typically `this`, or a CompositeKernels subclass that

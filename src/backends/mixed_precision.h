@@ -21,7 +21,8 @@ std::string cpu_bf16_info();
 
 /// Whether float32 products on a GPU may use TF32 tensor cores (10-bit mantissa inputs, float32
 /// accumulation; several times the float32 rate on an A100/H100). Off by default, as in PyTorch
-/// (torch.backends.cuda.matmul.allow_tf32); process-wide; read by each product; the CPU ignores it.
+/// (torch.backends.cuda.matmul.allow_tf32); process-wide: forwarded to the CUDA backend
+/// (Backend::set_allow_tf32, also when its module is loaded later); the CPU ignores it.
 void set_allow_tf32(bool on);
 /// The current TF32 setting (false unless set_allow_tf32(true) was called).
 bool allow_tf32();

@@ -4,6 +4,7 @@
 // cuda_index.cu), cuBLAS strided-batched GEMM (cuda_blas.cpp) and fused kernels (cuda_fused_*.cu); the
 // fused kernels it lacks come from CompositeKernels. Kernels are asynchronous: index errors found on the
 // device are recorded and thrown at the next synchronize() / copy_to_host() (see Backend).
+#include <atomic>
 #include <string>
 
 #include "backends/backend.h"
@@ -63,10 +64,20 @@ class CudaBackend final : public Backend {
   void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
             int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
             int64_t ldc, int64_t strideC, int64_t batch, int device_index) override;
+  /// One cuBLAS call for the whole grid (cuda_blas.cu).
+  void gemm_grid(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                 int64_t lda, int64_t strideA, int64_t outerA, const void* B, int64_t ldb, int64_t strideB,
+                 int64_t outerB, double beta, void* C, int64_t ldc, int64_t strideC, int64_t outerC, int64_t batch,
+                 int64_t outer, int device_index) override;
   void gemm_mixed(const MixedGemm& g) override;  // cuda_bf16_blas.cpp
+  void set_allow_tf32(bool on) override { tf32_.store(on, std::memory_order_relaxed); }
+  /// The compute type of float32 / float64 products: CUBLAS_COMPUTE_32F_FAST_TF32 for float32 when
+  /// set_allow_tf32(true), else CUBLAS_COMPUTE_32F / CUBLAS_COMPUTE_64F (as an int: cublas_v2.h stays out of here).
+  int compute_type(DType t) const;
 
  private:
   CudaFused fused_;
+  std::atomic<bool> tf32_{false};
 };
 
 }  // namespace nl::cuda
