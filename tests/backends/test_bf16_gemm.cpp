@@ -190,25 +190,28 @@ TEST_CASE("bf16 gemm: bias, ReLU, alpha and beta as post-ops match their definit
   }
 }
 
-TEST_CASE("bf16 gemm: a NaN operand gives NaN through the ReLU post-op on both paths, as PyTorch's relu",
+TEST_CASE("bf16 gemm: a NaN operand gives NaN through the ReLU on both paths and result dtypes, as PyTorch's relu",
           "[bf16][gemm]") {
   NL_SKIP_WITHOUT_ONEDNN();
-  Tensor a = Tensor::ones({2, 3}), b = Tensor::ones({3, 4});
-  a.data<float>()[1] = std::nanf("");  // row 0 of the product is NaN
-  const Tensor a16 = a.to(DType::BFloat16), b16 = b.to(DType::BFloat16);
+  Tensor a = Tensor::from_vector<float>({1, 1, 1, -1, -1, -1}, {2, 3});
+  a.data<float>()[1] = std::nanf("");  // row 0 of the product is NaN, row 1 is -3
+  const Tensor a16 = a.to(DType::BFloat16), b16 = Tensor::ones({3, 4}, DType::BFloat16);
   for (bool fallback : {false, true}) {
-    INFO("fallback " << fallback);
-    EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
-    Tensor c = Tensor::zeros({2, 4});
-    MixedGemm gm;
-    gm.M = 2, gm.N = 4, gm.K = 3, gm.relu = true;
-    gm.A = {ptr(a16), 3, 0, 0, false};
-    gm.B = {ptr(b16), 4, 0, 0, false};
-    gm.C = c.desc().data, gm.ldc = 4;
-    backend_for(DeviceType::CPU).gemm_mixed(gm);
-    const auto v = c.to_vector<float>();
-    for (int j = 0; j < 4; ++j) CHECK(std::isnan(v[j]));
-    for (int j = 4; j < 8; ++j) CHECK(v[j] == 3.0f);
+    for (DType cd : {DType::Float32, DType::BFloat16}) {
+      INFO("fallback " << fallback << " result " << dtype_name(cd));
+      EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+      Tensor c = Tensor::zeros({2, 4}, cd);
+      MixedGemm gm;
+      gm.c = cd;
+      gm.M = 2, gm.N = 4, gm.K = 3, gm.relu = true;
+      gm.A = {ptr(a16), 3, 0, 0, false};
+      gm.B = {ptr(b16), 4, 0, 0, false};
+      gm.C = c.desc().data, gm.ldc = 4;
+      backend_for(DeviceType::CPU).gemm_mixed(gm);
+      const auto v = c.to_vector<float>();
+      for (int j = 0; j < 4; ++j) CHECK(std::isnan(v[j]));
+      for (int j = 4; j < 8; ++j) CHECK(v[j] == 0.0f);
+    }
   }
 }
 

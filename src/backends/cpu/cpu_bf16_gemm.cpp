@@ -1,5 +1,5 @@
 // Mixed-precision products of the CPU backend (Backend::gemm_mixed): bfloat16 operands, float32
-// accumulation, float32 or bfloat16 result, bias and ReLU fused as post-ops. On a CPU with native
+// accumulation, float32 or bfloat16 result, the bias fused as a post-op, ReLU a pass after it. On a CPU with native
 // bfloat16 (AVX512_BF16, AMX) they run on oneDNN's matmul primitive, created once per shape and layout
 // and cached; elsewhere (or with NORMLAB_BF16_FALLBACK=1) the operands are widened to float32 and the
 // product runs on OpenBLAS's sgemm: the same values up to float32 summation order, but slower than a
@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cblas.h>
 #include <climits>
+#include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -18,6 +20,7 @@
 #include "backends/cpu/bf16_convert.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_features.h"
+#include "backends/cpu/threads.h"
 #include "backends/gemm_check.h"
 #include "backends/mixed_precision.h"
 #include "backends/profiler.h"
@@ -31,6 +34,27 @@ namespace {
 
 const uint16_t* mat16(const GemmMatrix& m, int64_t o, int64_t b) {
   return static_cast<const uint16_t*>(m.data) + o * m.outer + b * m.stride;
+}
+
+// C = max(C, 0) over every product of g's grid, a NaN kept (float32 or bfloat16 C).
+void relu_grid(const MixedGemm& g) {
+  const int64_t rows = g.outer * g.batch * g.M;
+  const bool bf16 = g.c == DType::BFloat16;
+#pragma omp parallel for schedule(static) if (rows * g.N >= kParallelGrain)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t o = r / (g.batch * g.M), b = (r / g.M) % g.batch, m = r % g.M;
+    const int64_t off = o * g.outerC + b * g.strideC + m * g.ldc;
+    if (bf16) {
+      uint16_t* c = static_cast<uint16_t*>(g.C) + off;
+      for (int64_t n = 0; n < g.N; ++n) {  // negative: sign bit set, not -0, not NaN
+        const uint16_t mag = c[n] & 0x7fff;
+        if ((c[n] & 0x8000) && mag != 0 && mag <= 0x7f80) c[n] = 0;
+      }
+    } else {
+      float* c = static_cast<float*>(g.C) + off;
+      for (int64_t n = 0; n < g.N; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];
+    }
+  }
 }
 
 // C = act(C + bias) on a float32 [M, N] matrix with row stride ldc (the fallback's epilogue).
@@ -95,11 +119,10 @@ using dnnl::memory;
 // The layout of one product grid: everything a oneDNN matmul primitive is specialised on.
 struct PrimKey {
   int64_t M, N, K, batch, outer, lda, sA, oA, ldb, sB, oB, ldc, sC, oC;
-  bool ta, tb, bias, relu, c_bf16;
+  bool ta, tb, bias, c_bf16;
   float alpha, beta;
   auto tie() const {
-    return std::tie(M, N, K, batch, outer, lda, sA, oA, ldb, sB, oB, ldc, sC, oC, ta, tb, bias, relu, c_bf16, alpha,
-                    beta);
+    return std::tie(M, N, K, batch, outer, lda, sA, oA, ldb, sB, oB, ldc, sC, oC, ta, tb, bias, c_bf16, alpha, beta);
   }
   bool operator<(const PrimKey& o) const { return tie() < o.tie(); }
 };
@@ -136,9 +159,10 @@ Prim make_prim(const PrimKey& k) {
   p.a = grid_md(bf16, k.outer, k.batch, k.M, k.K, k.oA, k.sA, k.ta ? 1 : k.lda, k.ta ? k.lda : 1, rank);
   p.b = grid_md(bf16, k.outer, k.batch, k.K, k.N, k.oB, k.sB, k.tb ? 1 : k.ldb, k.tb ? k.ldb : 1, rank);
   p.c = grid_md(k.c_bf16 ? bf16 : f32, k.outer, k.batch, k.M, k.N, k.oC ? k.oC : 1, k.sC ? k.sC : 1, k.ldc, 1, rank);
-  // dst = relu(alpha * acc + beta * dst + bias): alpha is the output scale, then the post-ops in order:
-  // sum (beta), binary add of the bias row, eltwise ReLU. (oneDNN 2.x's own bias argument is added
-  // before the output scale, which gives alpha * (acc + bias).)
+  // dst = alpha * acc + beta * dst + bias: alpha is the output scale, then the post-ops in order: sum
+  // (beta), binary add of the bias row. (oneDNN 2.x's own bias argument is added before the output
+  // scale, which gives alpha * (acc + bias).) The ReLU is not a post-op: oneDNN 2.6's eltwise ReLU (and
+  // clip, bounded ReLU) turn a NaN into 0 (measured), where relu keeps it (PyTorch; tensor/ops.h).
   dnnl::primitive_attr attr;
   if (k.alpha != 1.0f) attr.set_output_scales(0, {k.alpha});
   dnnl::post_ops po;
@@ -151,7 +175,6 @@ Prim make_prim(const PrimKey& k) {
     p.bias_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(po.len()) | DNNL_ARG_SRC_1;
     po.append_binary(dnnl::algorithm::binary_add, p.bias);
   }
-  if (k.relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
   attr.set_post_ops(po);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.c), attr, engine());
   p.impl = pd.impl_info_str();
@@ -162,25 +185,40 @@ Prim make_prim(const PrimKey& k) {
 PrimKey key_of(const MixedGemm& g) {
   return {g.M,       g.N,        g.K,        g.batch,   g.outer,  g.A.ld,  g.A.stride,     g.A.outer,
           g.B.ld,    g.B.stride, g.B.outer,  g.ldc,     g.strideC, g.outerC, g.A.trans,   g.B.trans,
-          g.bias != nullptr,     g.relu,     g.c == DType::BFloat16, (float)g.alpha, (float)g.beta};
+          g.bias != nullptr,     g.c == DType::BFloat16, (float)g.alpha, (float)g.beta};
 }
 
-// The cached primitive for g's layout (created on first use; a few hundred distinct shapes per model).
-const Prim& prim_for(const MixedGemm& g) {
+// The cached primitive for g's layout, created on first use. A model has a few dozen layouts, but
+// batches of varying length (max_tokens batching) bring new row counts, so the cache keeps the
+// kCapacity most recently used (as oneDNN's own primitive cache, 1024 by default) and drops the oldest.
+using PrimPtr = std::shared_ptr<const Prim>;
+PrimPtr prim_for(const MixedGemm& g) {
+  constexpr size_t kCapacity = 1024;
   static std::mutex mu;
-  static std::map<PrimKey, Prim> cache;
+  static std::list<std::pair<PrimKey, PrimPtr>> lru;  // most recent first
+  static std::map<PrimKey, std::list<std::pair<PrimKey, PrimPtr>>::iterator> index;
   const PrimKey k = key_of(g);
   std::lock_guard<std::mutex> l(mu);
-  auto it = cache.find(k);
-  if (it != cache.end()) return it->second;
+  if (auto it = index.find(k); it != index.end()) {
+    lru.splice(lru.begin(), lru, it->second);
+    return it->second->second;
+  }
   cpu::request_amx_permission();
+  PrimPtr p;
   try {
-    return cache.emplace(k, make_prim(k)).first->second;
+    p = std::make_shared<const Prim>(make_prim(k));
   } catch (const dnnl::error& e) {
     throw std::runtime_error(std::string("oneDNN could not create a bfloat16 matmul (M ") + std::to_string(g.M) +
                              ", N " + std::to_string(g.N) + ", K " + std::to_string(g.K) + ", batch " +
                              std::to_string(g.batch) + ", outer " + std::to_string(g.outer) + "): " + e.what());
   }
+  lru.emplace_front(k, p);
+  index[k] = lru.begin();
+  if (lru.size() > kCapacity) {
+    index.erase(lru.back().first);
+    lru.pop_back();  // a caller still executing it holds its own reference
+  }
+  return p;
 }
 
 // oneDNN 2.6 runs some grids only on its reference kernel ("ref:any": a naive loop), e.g. a broadcast
@@ -202,7 +240,8 @@ MixedGemm product_of(const MixedGemm& g, int64_t o, int64_t b) {
 }
 
 void onednn_gemm(const MixedGemm& g) {
-  const Prim& p = prim_for(g);
+  const PrimPtr pp = prim_for(g);
+  const Prim& p = *pp;
   if (per_product(g, p)) {
     for (int64_t o = 0; o < g.outer; ++o)
       for (int64_t b = 0; b < g.batch; ++b) onednn_gemm(product_of(g, o, b));
@@ -217,6 +256,7 @@ void onednn_gemm(const MixedGemm& g) {
   if (g.bias) args.emplace(p.bias_arg, mem(p.bias, g.bias));
   p.prim.execute(stream, args);
   stream.wait();
+  if (g.relu) relu_grid(g);
 }
 
 const char* isa_name(dnnl::cpu_isa isa) {
@@ -253,8 +293,8 @@ std::string cpu::bf16_gemm_impl(const MixedGemm& g) {
   if (!cpu_bf16_products_available()) return "unavailable (no oneDNN)";
 #ifdef NORMLAB_WITH_ONEDNN
   if (g.K > 0 && cpu_native_bf16()) {
-    const Prim& p = prim_for(g);
-    return per_product(g, p) ? "per product: " + prim_for(product_of(g, 0, 0)).impl : p.impl;
+    const PrimPtr p = prim_for(g);
+    return per_product(g, *p) ? "per product: " + prim_for(product_of(g, 0, 0))->impl : p->impl;
   }
 #endif
   return "fallback: float32 sgemm";
