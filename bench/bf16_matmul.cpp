@@ -46,8 +46,8 @@ struct Shape {
   int64_t M, N, K;
   bool ta = false, tb = false;
   int64_t batch = 1, outer = 1;
-  int64_t lda, ldb, ldc, sA = 0, sB = 0, sC = 0, oA = 0, oB = 0, oC = 0;
-  int64_t a_elems, b_elems, c_elems;
+  int64_t lda = 0, ldb = 0, ldc = 0, sA = 0, sB = 0, sC = 0, oA = 0, oB = 0, oC = 0;
+  int64_t a_elems = 0, b_elems = 0, c_elems = 0;
 };
 Shape dense(std::string name, int64_t M, int64_t N, int64_t K, bool ta = false) {
   Shape s{std::move(name), M, N, K, ta};
