@@ -92,7 +92,7 @@ TaskFactory registry_task_factory();
 nlohmann::json experiment_settings(const Task& task, const ExperimentRun& run, const ExperimentOptions& opt);
 
 /// The settings of two runs are the same experiment: equal on every key except those that only
-/// change where and how a run prints or resumes (out, resume, quiet, threads, detect_anomaly, device).
+/// change where and how a run prints or resumes (out, resume, overwrite, quiet, threads, detect_anomaly, device).
 bool same_experiment(const nlohmann::json& a, const nlohmann::json& b);
 
 /// Runs every run in order as the file comment describes and returns their records (same order).

@@ -117,6 +117,10 @@ class Trainer {
   /// Model-only checkpoint{epoch}.safetensors (1-based epoch just finished; for averaging and generation).
   void save_epoch(int64_t epoch, int64_t updates);
   bool try_resume(State& st);
+  /// When `r` has no sound results (best validation or a test metric non-finite, or no test) but
+  /// OUT/results.json has, copies those into `r`, warns and returns true: a resume never replaces sound
+  /// results with NaN or empty ones.
+  bool keep_sound_results(RunResult& r);
   void validate(State& st, double epoch_pos);
   void write_metrics(const nlohmann::json& record);  ///< one metrics.jsonl line, counted
   std::filesystem::path out() const;
