@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/command_registry.h"
+#include "common/output_listing.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
 #include "nn/norm/factory.h"
@@ -135,7 +136,7 @@ void write_results(TaskInvocation& inv, const ReproduceArgs& a, const fs::path& 
      << (inv.config_source.empty() ? "built-in defaults" : inv.config_source) << " and flags (each run's config.json).\n"
      << grouped_note(a.variants, s) << "Paper column: " << info.paper << "; comparable only in the paper's setting. Results differ in the last digits "
      << "between CPUs (different BLAS kernels); one machine repeats exactly.\n\n";
-  std::vector<std::string> head{"variant", "test " + info.reported_metric(), "best valid " + info.metric};
+  std::vector<std::string> head{"variant", metric_label("test", info.reported_metric()), "best " + metric_label("valid", info.metric)};
   for (const auto& [title, value] : task.paper_columns(s)) head.push_back(title);
   head.push_back("diverged");
   head.push_back(info.unit + "/s");
@@ -167,8 +168,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& args) {
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_results(inv, a, opt.out, rec); };
   const auto rec = run_experiment(runs, opt);
   std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\nwritten: " << opt.out.string() << "/results.{json,md}, train_loss.svg, valid_"
-            << info.metric << ".svg\n";
+  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
 }
 
