@@ -557,6 +557,7 @@ RunResult Trainer::run_loop() {
   }
 
   int64_t items = 0;
+  const int64_t first_update = st.updates;
   const auto t0 = std::chrono::steady_clock::now();
   while (!st.finished) {
     if (st.epoch >= max_epoch || (max_update > 0 && st.updates >= max_update)) {
@@ -624,7 +625,7 @@ RunResult Trainer::run_loop() {
     if (end_of_epoch && save_ep > 0 && st.epoch % save_ep == 0) save_epoch(st.epoch, st.updates);
     if (interval || end_of_epoch || st.finished) save_last(st, interval);
   }
-  progress_->finish();
+  if (st.updates > first_update) progress_->finish();  // no "loss nan" line when this process trained nothing
 
   RunResult r;
   r.settings = s;
