@@ -34,8 +34,11 @@ std::string range_in_words(const std::string& what) {
   if (!std::regex_search(what, m, re)) return "";
   const double lo = std::strtod(m[3].str().c_str(), nullptr), hi = std::strtod(m[4].str().c_str(), nullptr);
   const bool whole = m[3].str().find('.') == std::string::npos && m[4].str().find('.') == std::string::npos;
+  const double v = std::strtod(m[2].str().c_str(), nullptr);
   std::string range;
-  if (lo > 0 && lo < 1e-300) range = "greater than 0";  // CLI::PositiveNumber's lower bound (DBL_MIN)
+  // CLI11 prints bounds with 6 decimals: CLI::PositiveNumber's lower bound DBL_MIN reads "0.000000", so a
+  // value refused although it lies within the printed bounds sits at a bound that only looks like it.
+  if ((lo > 0 && lo < 1e-300) || (v >= lo && v <= hi && v == lo)) range = "greater than " + bound(lo);
   else if (hi >= 1e15) range = "of at least " + bound(lo);
   else range = "from " + bound(lo) + " to " + bound(hi);
   const std::string opt = m[1].str();
