@@ -50,7 +50,11 @@ std::vector<std::string> run_records(const fs::path& out) {
     const bool ckpt = f.rfind("checkpoint", 0) == 0 && f.size() > 12 && f.ends_with(".safetensors");
     if (f == "results.json" || f == "metrics.jsonl" || ckpt) found.push_back(f);
   }
-  std::sort(found.begin(), found.end());
+  // results.json and metrics.jsonl first (they say whose run it is), then the checkpoints by name.
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    const bool ca = a.rfind("checkpoint", 0) == 0, cb = b.rfind("checkpoint", 0) == 0;
+    return ca != cb ? cb : ca ? a < b : a > b;
+  });
   return found;
 }
 

@@ -25,7 +25,8 @@ class RunFolderLock {
 };
 
 /// The files a training run writes into OUT that another run must not replace silently: results.json,
-/// metrics.jsonl and checkpoint*.safetensors. Returns their names (sorted; empty when OUT holds none).
+/// metrics.jsonl and checkpoint*.safetensors. Returns their names (results.json, metrics.jsonl, then the
+/// checkpoints by name; empty when OUT holds none).
 std::vector<std::string> run_records(const std::filesystem::path& out);
 
 /// For a new run (not a resume) into OUT: throws std::runtime_error naming the records OUT already
