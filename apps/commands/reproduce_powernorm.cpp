@@ -35,29 +35,7 @@ struct PnArgs {
 bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 std::vector<ExperimentRun> build_runs(const PnArgs& a) {
-  std::vector<ExperimentRun> runs;
-  std::vector<std::pair<int64_t, int64_t>> sizes;
-  for (const auto& b : powernorm_ablation_batches())
-    if ((b.first == 4096 && has(a.parts, "table1")) || has(a.parts, "ablation")) sizes.push_back(b);
-  // Whether the lm task (another branch) knows --bn-released; without it its batchnorm is plain masked BN.
-  auto lm = registry_task_factory()("lm");
-  const bool lm_released = lm && task_schema(*lm).find("bn_released");
-  for (int seed = 1; seed <= a.flags.seeds; ++seed) {
-    for (const auto& [tokens, uf] : sizes)
-      for (const auto& v : powernorm_variants()) {
-        json o = {{"norm", v}, {"seed", seed}, {"data", a.data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
-        if (v == "batchnorm") o["bn_released"] = true;
-        runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
-                        {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}}});
-      }
-    if (has(a.parts, "table2"))
-      for (const auto& v : powernorm_variants()) {
-        json o = {{"norm", v}, {"seed", seed}};
-        if (v == "batchnorm" && lm_released) o["bn_released"] = true;
-        runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}}});
-      }
-  }
-  return runs;
+  return powernorm_runs(has(a.parts, "table1"), has(a.parts, "table2"), has(a.parts, "ablation"), a.flags.seeds, a.data_bin);
 }
 
 // The probe of `norm` on `task`/`config`, or its earlier records when <dir>/<norm>.jsonl holds `steps` lines.
@@ -98,6 +76,7 @@ void run(const PnArgs& a) {
   };
   ExperimentOptions opt;
   opt.out = out;
+  opt.registry = registry_root(a.flags.registry);
   opt.budget = experiment_budget(a.flags);
   opt.set = experiment_set(a.flags);
   opt.on_update = write;
@@ -120,7 +99,7 @@ void setup(CLI::App& app) {
                                   "Shen et al. 2020 (PowerNorm): Tables 1-2 analogues, the batch-size ablation and Figures 2-4 "
                                   "(resumes; docs/reproduce.md)");
   auto a = std::make_shared<PnArgs>();
-  add_experiment_flags(sub, a->flags, "results/powernorm");
+  add_experiment_flags(sub, a->flags, "runs/powernorm");
   sub->add_option("--parts", a->parts, "What to run, comma-separated (default all: table1, table2, ablation, probes)")
       ->delimiter(',')
       ->check(CLI::IsMember(kParts));

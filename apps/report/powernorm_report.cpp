@@ -1,5 +1,7 @@
 #include "report/powernorm_report.h"
 
+#include "engine/trainer.h"
+
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -27,14 +29,14 @@ std::string powernorm_row_label(const std::string& v) {
 }
 
 PaperNumber powernorm_paper(const std::string& column, const std::string& v) {
-  // ../shared/docs/ni-pn-details.md §6.1-6.2. Table 1 (BLEU): PN WMT14 30.1 verified, LN WMT14 = 30.1 - 0.6
-  // derived from two verified facts, PN IWSLT14 35.9 inferred from the released model's 35.87; the rest is
-  // the digest's memory of unreadable tables. Table 2 (PPL): only LN and PN, both unverified.
+  // Shen et al. 2020, Table 1 (BLEU: IWSLT14 De-En, WMT14 En-De) and Table 2 (test PPL: PTB, WikiText-103),
+  // the Pre-Norm Transformer / Tensor-Transformer 1core rows, read from the paper's text
+  // (../shared/seeds/shen2020-powernorm.txt): all verified.
   static const std::map<std::string, std::map<std::string, PaperNumber>> t = {
-      {"iwslt14", {{"layernorm", {35.5, 'U'}}, {"batchnorm", {34.4, 'U'}}, {"powernorm-v", {35.5, 'U'}}, {"powernorm", {35.9, 'I'}}}},
-      {"wmt14", {{"layernorm", {29.5, 'D'}}, {"batchnorm", {28.1, 'U'}}, {"powernorm-v", {28.5, 'U'}}, {"powernorm", {30.1, 'V'}}}},
-      {"ptb", {{"layernorm", {53.2, 'U'}}, {"powernorm", {47.6, 'U'}}}},
-      {"wt103", {{"layernorm", {20.9, 'U'}}, {"powernorm", {17.9, 'U'}}}},
+      {"iwslt14", {{"layernorm", {35.5, 'V'}}, {"batchnorm", {34.4, 'V'}}, {"powernorm-v", {35.5, 'V'}}, {"powernorm", {35.9, 'V'}}}},
+      {"wmt14", {{"layernorm", {29.5, 'V'}}, {"batchnorm", {28.1, 'V'}}, {"powernorm-v", {28.5, 'V'}}, {"powernorm", {30.1, 'V'}}}},
+      {"ptb", {{"layernorm", {53.2, 'V'}}, {"batchnorm", {60.7, 'V'}}, {"powernorm-v", {55.3, 'V'}}, {"powernorm", {47.6, 'V'}}}},
+      {"wt103", {{"layernorm", {20.9, 'V'}}, {"batchnorm", {27.2, 'V'}}, {"powernorm-v", {21.3, 'V'}}, {"powernorm", {17.9, 'V'}}}},
   };
   auto a = t.find(column);
   if (a != t.end())
@@ -112,6 +114,59 @@ std::vector<PaperRow> powernorm_table_rows(int table, const std::vector<RunRecor
   return rows;
 }
 
+std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablation, int seeds, const std::string& data_bin) {
+  std::vector<ExperimentRun> runs;
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (const auto& b : powernorm_ablation_batches())
+    if ((b.first == 4096 && table1) || ablation) sizes.push_back(b);
+  // Whether the lm task (another branch) knows --bn-released; without it its batchnorm is plain masked BN.
+  auto lm = registry_task_factory()("lm");
+  const bool lm_released = lm && task_schema(*lm).find("bn_released");
+  for (int seed = 1; seed <= seeds; ++seed) {
+    for (const auto& [tokens, uf] : sizes)
+      for (const auto& v : powernorm_variants()) {
+        json o = {{"norm", v}, {"seed", seed}, {"data", data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
+        if (v == "batchnorm") o["bn_released"] = true;
+        runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
+                        {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}},
+                        RegistryKey{"powernorm", "mt-tok" + std::to_string(tokens), v, seed}});
+      }
+    if (table2)
+      for (const auto& v : powernorm_variants()) {
+        json o = {{"norm", v}, {"seed", seed}};
+        if (v == "batchnorm" && lm_released) o["bn_released"] = true;
+        runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
+                        RegistryKey{"powernorm", "lm-ptb", v, seed}});
+      }
+  }
+  return runs;
+}
+
+std::vector<Claim> powernorm_claims() {
+  static const std::vector<Comparison> cmp = {{"T-pn-vs-ln", "PN vs LN", "powernorm", "layernorm"},
+                                              {"T-ln-vs-bn", "LN vs BN", "layernorm", "batchnorm"},
+                                              {"T-pnv-vs-bn", "PN-V vs BN", "powernorm-v", "batchnorm"},
+                                              {"T-ln-vs-pnv", "LN vs PN-V", "layernorm", "powernorm-v"}};
+  const std::vector<ClaimColumn> cols = {{"mt", "Table 1, IWSLT14", true}, {"lm", "Table 2, PTB", false}};
+  auto paper_col = [](const std::string& key) { return key == "mt" ? "iwslt14" : "ptb"; };
+  std::vector<Claim> claims = derive_claims(
+      cmp, cols, [&](const std::string& key, const std::string& v) { return powernorm_paper(paper_col(key), v).value; },
+      [](const std::string&, const std::string&) { return false; });
+  for (auto& c : claims) c.source = c.source.substr(c.source.find(", ") + 2);  // "Table 1, IWSLT14"
+  return claims;
+}
+
+std::string format_powernorm_claims(const std::vector<RunRecord>& records) {
+  return format_claims(
+      "Shen et al. 2020, Tables 1-2", powernorm_claims(),
+      [&](const Claim& c, const std::string& v) {
+        const PaperCell p = ours_cell(records, c.column, v, c.column == "mt" ? "bleu" : "ppl",
+                                      c.column == "mt" ? json{{"max_tokens", 4096}} : json::object());
+        return ClaimCell{p.ours, p.diverged};
+      },
+      [](const std::string&) { return 2; });
+}
+
 std::vector<PaperRow> powernorm_ablation_rows(const std::vector<RunRecord>& records) {
   std::vector<PaperRow> rows;
   for (const auto& v : powernorm_variants()) {
@@ -180,9 +235,8 @@ std::string format_powernorm_report(const std::vector<RunRecord>& records, const
      << "warmup_iters = --warmup-updates (with the warm-up double running update), approximate backward with dx "
      << "divided by the batch ψ_B, GroupScaling (groups = heads) before it; BN: the released MaskSyncBatchNorm "
      << "(`--bn-released`: layer scaling, pads filled with the channel mean, momentum 0.05); batch-statistic norms "
-     << "in the encoder only, the decoder keeps LayerNorm (the mt task's rule, as the code). Paper numbers carry "
-     << "their status from ../shared/docs/ni-pn-details.md §6: [V] verified, [D] derived from verified facts, [I] "
-     << "inferred, [U] unverified (tables not readable); n/a = no number known. Each cell: ours, mean ± std over "
+     << "in the encoder only, the decoder keeps LayerNorm (the mt task's rule, as the code). Paper numbers: "
+     << "Tables 1-2 of the paper ([V]: read from its text); n/a = no number in the paper. Each cell: ours, mean ± std over "
      << "seeds, then the paper's.\n\n";
   md << "## Table 1 analogue: machine translation, test BLEU\n\n"
      << format_paper_table("Model", powernorm_table_columns(1), powernorm_table_rows(1, records)) << "\n"
@@ -194,6 +248,7 @@ std::string format_powernorm_report(const std::vector<RunRecord>& records, const
      << "Ours: the lm task, config ptb (word-level PTB); the paper: the Tensorized Transformer baseline (3 layers, d 256, "
         "ni-pn-details.md §6.3). How the paper kept batch statistics causal in the LM is not known; the lm task's own rule "
         "for batch-statistic norms applies.\n\n";
+  md << "## Claims and verdicts\n\n" << format_powernorm_claims(records) << "\n";
   md << "## Batch-size ablation (the paper's Figure 5): test BLEU, 4,096 tokens per update\n\n";
   std::vector<PaperColumn> ac;
   for (const auto& [tokens, uf] : powernorm_ablation_batches())

@@ -10,28 +10,35 @@
 namespace nl {
 
 namespace {
-double sum_sq(const Tensor& g) {
-  if (g.device().is_cpu() && g.is_contiguous()) {
-    double s = 0;
-    dispatch_floating(g.dtype(), "grad_norm", [&](auto tag) {
-      using T = decltype(tag);
-      const T* p = g.data<T>();
-      const int64_t n = g.numel();
-      for (int64_t i = 0; i < n; ++i) s += (double)p[i] * (double)p[i];
-    });
-    return s;
-  }
-  // Elsewhere on the gradient's device (float64, so float32 gradients square without rounding; the
-  // backends' sums accumulate in double): one scalar comes back instead of the whole gradient.
-  const Tensor d = g.to(DType::Float64);
-  return sum(mul(d, d)).item();
+double host_sum_sq(const Tensor& g) {
+  double s = 0;
+  dispatch_floating(g.dtype(), "grad_norm", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = g.data<T>();
+    const int64_t n = g.numel();
+    for (int64_t i = 0; i < n; ++i) s += (double)p[i] * (double)p[i];
+  });
+  return s;
 }
 }  // namespace
 
 double grad_norm(const std::vector<Variable>& params) {
   double total = 0;
-  for (const auto& p : params)
-    if (p.defined() && p.grad().defined()) total += sum_sq(p.grad());
+  Tensor on_device;  // float64 scalar: the squared sums of the gradients that live on a device
+  for (const auto& p : params) {
+    if (!p.defined() || !p.grad().defined()) continue;
+    const Tensor& g = p.grad();
+    if (g.device().is_cpu() && g.is_contiguous()) {
+      total += host_sum_sq(g);
+      continue;
+    }
+    // On the gradient's device, in float64 (float32 gradients square without rounding; the backends'
+    // sums accumulate in double, over many blocks for a long gradient): nothing comes back per parameter.
+    const Tensor d = g.to(DType::Float64);
+    const Tensor s = sum(mul(d, d));
+    on_device = on_device.defined() ? add(on_device, s) : s;
+  }
+  if (on_device.defined()) total += on_device.item();  // the one device -> host copy of the clip
   return std::sqrt(total);
 }
 

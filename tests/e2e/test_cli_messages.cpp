@@ -73,7 +73,7 @@ TEST_CASE("cli: --help shows the values a run without --config uses", "[cli]") {
 
 TEST_CASE("cli: mpirun without --distributed is refused", "[cli][errors]") {
   // The launcher's environment as Open MPI sets it for each of 2 processes.
-  auto [rc, text] = nltest::run_cli_env("OMPI_COMM_WORLD_SIZE=2", "train mnist --max-update 1 --out /nonexistent/x");
+  auto [rc, text] = run_cli("train mnist --max-update 1 --out /nonexistent/x", "OMPI_COMM_WORLD_SIZE=2");
   CHECK(rc != 0);
   CHECK_THAT(text, Contains("started by mpirun as one of 2 processes without --distributed") && Contains("--distributed"));
 }
