@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "cli_util.h"
+#include "common/output_listing.h"
+#include "engine/task.h"
 #include "tasks/mnist.h"
 #include "tasks/mt/mt_corpus.h"
 #include "test_paths.h"
@@ -120,5 +122,25 @@ TEST_CASE("mt corpus: the hint for a folder of another task never proposes overw
     CHECK_THAT(m, !Contains("--out " + dir.string() + "`"));
     CHECK_THAT(m, Contains("--out " + (dir.parent_path() / "multi30k").string()));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("labels: a metric that names its split is not prefixed again", "[cli]") {
+  CHECK(nlapp::metric_label("test", "test_acc") == "test acc");    // was "test test_acc"
+  CHECK(nlapp::metric_label("valid", "train_acc") == "train acc");  // was "valid train_acc" (lnnet)
+  CHECK(nlapp::metric_label("valid", "acc") == "valid acc");
+  CHECK(nlapp::metric_label("test", "bleu") == "test bleu");
+}
+
+TEST_CASE("written listing: a command names only what is in its folder", "[cli]") {
+  // `reproduce xu2019` said it wrote figure1-3 SVGs that did not exist; `reproduce powernorm` a runs/ it
+  // had not created.
+  const fs::path dir = temp_dir("listing");
+  CHECK(nlapp::written_listing(dir) == "written: nothing in " + dir.string());
+  fs::create_directories(dir / "runs");
+  std::ofstream(dir / "results.md") << "x";
+  std::ofstream(dir / "figure2.svg") << "x";
+  std::ofstream(dir / ".normlab.lock") << "x";
+  CHECK(nlapp::written_listing(dir) == "written: " + (dir / "").string() + ": figure2.svg, results.md, runs/");
   fs::remove_all(dir);
 }
