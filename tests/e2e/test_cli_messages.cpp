@@ -4,12 +4,11 @@
 // --help's defaults, and generate's hint that never proposes overwriting another task's folder.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
 #include "cli_util.h"
+#include "data_text/temp_dir.h"
 #include "common/output_listing.h"
 #include "engine/task.h"
 #include "tasks/mnist.h"
@@ -20,13 +19,6 @@ namespace fs = std::filesystem;
 using nltest::run_cli;
 using Catch::Matchers::Contains;
 
-namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-climsg-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
-}  // namespace
 
 TEST_CASE("cli: a mistyped command gets a suggestion, a missing one the list", "[cli][errors]") {
   auto [rc, text] = run_cli("trian mnist");
@@ -82,7 +74,8 @@ TEST_CASE("cli: mpirun without --distributed is refused", "[cli][errors]") {
 
 TEST_CASE("cli: a second run into a folder that holds one, and resume messages that say what happens", "[cli][e2e]") {
   NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
-  const fs::path out = temp_dir("mnist");
+  const nltest::TempDir t("climsg_mnist");
+  const fs::path out = t.path / "run";
   const std::string base = "train mnist --config one-epoch --quiet --out " + out.string();
   auto [rc, text] = run_cli(base + " --max-update 3");
   INFO(text);
@@ -105,11 +98,11 @@ TEST_CASE("cli: a second run into a folder that holds one, and resume messages t
   INFO(text);
   CHECK(rc == 0);
   CHECK_THAT(text, Contains("this run already finished at update 5: nothing to train"));
-  fs::remove_all(out);
 }
 
 TEST_CASE("mt corpus: the hint for a folder of another task never proposes overwriting it", "[cli][errors]") {
-  const fs::path dir = temp_dir("sst5");
+  const nltest::TempDir t("climsg_sst5");
+  const fs::path dir = t.path / "sst5";
   fs::create_directories(dir);
   std::ofstream(dir / "summary.json") << R"({"task": "sst5", "splits": []})";
   std::ofstream(dir / "dict.txt") << "a 1\n";
@@ -122,7 +115,6 @@ TEST_CASE("mt corpus: the hint for a folder of another task never proposes overw
     CHECK_THAT(m, !Contains("--out " + dir.string() + "`"));
     CHECK_THAT(m, Contains("--out " + (dir.parent_path() / "multi30k").string()));
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("labels: a metric that names its split is not prefixed again", "[cli]") {
@@ -135,12 +127,12 @@ TEST_CASE("labels: a metric that names its split is not prefixed again", "[cli]"
 TEST_CASE("written listing: a command names only what is in its folder", "[cli]") {
   // `reproduce xu2019` said it wrote figure1-3 SVGs that did not exist; `reproduce powernorm` a runs/ it
   // had not created.
-  const fs::path dir = temp_dir("listing");
+  const nltest::TempDir t("climsg_listing");
+  const fs::path dir = t.path / "out";
   CHECK(nlapp::written_listing(dir) == "written: nothing in " + dir.string());
   fs::create_directories(dir / "runs");
   std::ofstream(dir / "results.md") << "x";
   std::ofstream(dir / "figure2.svg") << "x";
   std::ofstream(dir / ".normlab.lock") << "x";
   CHECK(nlapp::written_listing(dir) == "written: " + (dir / "").string() + ": figure2.svg, results.md, runs/");
-  fs::remove_all(dir);
 }
