@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "backends/cpu/blas_kernels.h"
 #include "common/cli_common.h"
+#include "common/cli_errors.h"
 #include "common/command_registry.h"
 #include "version.h"
 
@@ -24,7 +27,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    const std::string words = nlapp::explain_parse_error(app, e, std::vector<std::string>(argv + 1, argv + argc));
+    if (words.empty()) return app.exit(e);
+    std::cerr << "error: " << words << "\n";
+    return e.get_exit_code();
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

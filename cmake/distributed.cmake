@@ -2,8 +2,9 @@
 # (Debian: libopenmpi-dev, scripts/install-deps.sh --distributed), the NCCL one where the CUDA toolkit and
 # NCCL (nccl.h, libnccl) are found. Without them normlab builds as before and `--distributed` explains
 # what to install; the MPI tests then report as skipped.
-option(NORMLAB_MPI  "Build the MPI process group (data-parallel training) when MPI is found" ON)
-option(NORMLAB_NCCL "Build the NCCL process group when CUDA and NCCL are found" ON)
+# A library-only build leaves both out unless asked (NL_DEVICES_DEFAULT, top-level CMakeLists.txt).
+option(NORMLAB_MPI  "Build the MPI process group (data-parallel training) when MPI is found" ${NL_DEVICES_DEFAULT})
+option(NORMLAB_NCCL "Build the NCCL process group when CUDA and NCCL are found" ${NL_DEVICES_DEFAULT})
 set(NORMLAB_HAS_MPI OFF)
 set(NORMLAB_HAS_NCCL OFF)
 if(NORMLAB_MPI)

@@ -3,7 +3,10 @@
 # Usage: scripts/fuzz.sh [SECONDS]          run every target for SECONDS (default 60)
 #        scripts/fuzz.sh --runs N            run every target for N executions (e.g. 1000000)
 #        scripts/fuzz.sh ... --only NAME     run one target (idx, checkpoint, dictionary, token_dataset,
-#                                            conllu, lines, sst, zip)
+#                                            conllu, lines, sst, zip, config)
+#        scripts/fuzz.sh --smoke [--build-dir DIR]   CI smoke test (ctest fuzz_smoke): installs nothing,
+#                                            builds every target, runs each 10 s; exits 77 (skipped) when
+#                                            clang or libFuzzer is not installed
 # Seeds: synthetic ones from fuzz_make_seeds, plus the first few KiB of the real data sets under
 # ../shared/data when present (copied into build-fuzz/corpus/, never into the repository). A crash,
 # timeout or out-of-memory input is saved as build-fuzz/artifacts/<target>/crash-* (or timeout-*, oom-*)
@@ -11,20 +14,31 @@
 # Adding a target: see fuzz/CMakeLists.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=60 runs="" only=""
+seconds=60 runs="" only="" smoke=0 B=build-fuzz
 while (($#)); do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --smoke) smoke=1 seconds=10; shift ;;
+    --build-dir) B="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) [[ "$1" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
        seconds="$1"; shift ;;
   esac
 done
-scripts/install-deps.sh --fuzz
-B=build-fuzz
+if ((smoke)); then
+  fuzzer_rt=$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null || true)
+  if ! command -v clang++ >/dev/null || [[ ! -f "$fuzzer_rt" ]]; then
+    echo "fuzz.sh --smoke: SKIPPED: clang++ or its libFuzzer runtime is not installed (scripts/install-deps.sh --fuzz)"
+    exit 77
+  fi
+else
+  scripts/install-deps.sh --fuzz
+fi
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DNORMLAB_FUZZ=ON \
-      -DNORMLAB_TESTS=OFF -DNORMLAB_CUDA=OFF -DNORMLAB_NATIVE=OFF >/dev/null
+      -DNORMLAB_TESTS=OFF -DNORMLAB_CUDA=OFF -DNORMLAB_NATIVE=OFF "${launcher[@]}" >/dev/null
 cmake --build "$B" --target normlab_fuzz_all -j"$(nproc)"
 
 targets=$(sed -n 's/^set(NL_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists.txt)
@@ -44,7 +58,10 @@ add_real conllu text "$D/ud-english-ewt/en_ewt-ud-dev.conllu"
 add_real lines text "$D/iwslt15-en-vi/tst2012.vi" "$D/ptb-lm/ptb.valid.txt" "$D/multi30k/raw/val.de.gz"
 add_real sst text "$D/sst5/dev.txt" "$D/sst5/dev.sentences.txt"
 add_real idx raw "$D/mnist/t10k-labels-idx1-ubyte.gz"
-mkdir -p "$B/seeds/config" && cp apps/configs/*/*.json "$B/seeds/config/"  # the shipped run configs
+mkdir -p "$B/seeds/config"
+for f in apps/configs/*/*.json; do  # the shipped run configs, named <task>-<name> (two tasks have a cpu.json)
+  t=${f#apps/configs/}; cp "$f" "$B/seeds/config/${t//\//-}"
+done
 
 status=0
 mkdir -p "$B/report"

@@ -1,6 +1,7 @@
 // `normlab data ...`: prepare data sets once (tokenize, build dictionaries, write token binaries and a
 // summary) and score translations with corpus BLEU. The work is done by src/data; this file is the CLI.
 #include <iostream>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -46,6 +47,16 @@ void setup_data(CLI::App& app) {
     auto summary = nl::data::prepare_task(*task, *opts);
     if (*json_only) std::cout << summary.dump(2) << "\n";
     else std::cout << nl::data::summary_table(summary);
+    // Tasks whose training reads the raw files itself (with its own dictionary): say so, so that nobody
+    // trains from this folder and wonders why nothing in it is used.
+    static const std::map<std::string, std::pair<std::string, std::string>> kReadRaw = {  // command, file in --data
+        {"ptb-lm", {"train lm --config ptb", ""}}, {"tinyshakespeare", {"train lm --config tinyshakespeare", ""}},
+        {"ud-ewt", {"train parse --config ud-ewt", ""}}, {"ptb-dep", {"train parse --config ptb-dep", "dependency_treebank.zip"}}};
+    if (auto it = kReadRaw.find(*task); it != kReadRaw.end())
+      std::cerr << "note: `normlab " << it->second.first << " --data "
+                << (it->second.second.empty() ? opts->data_dir : opts->data_dir / it->second.second).string()
+                << "` reads the raw files itself and builds its own dictionary; this folder is for inspection and "
+                   "other tools (docs/data.md)\n";
   });
 
   // ---- data bleu ----

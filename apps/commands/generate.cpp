@@ -7,6 +7,7 @@
 
 #include "common/command_registry.h"
 #include "data/metrics/bleu.h"
+#include "data/text/utf8.h"
 #include "report/atomic_file.h"
 #include "tasks/mt/mt_generate.h"
 #include "tasks/mt/mt_task.h"
@@ -25,7 +26,9 @@ struct GenArgs {
 void add_common(CLI::App* c, GenArgs& a) {
   c->add_option("--path", a.path, "Checkpoint (checkpoint_best, checkpoint{N}, an average-checkpoints output)")->required();
   c->add_option("--data", a.data, "Prepared corpus folder (default: the one the checkpoint was trained on)");
-  c->add_option("--beam", a.gen.beam, "Beam size (1 = greedy)")->capture_default_str();
+  c->add_option("--beam", a.gen.beam, "Beam size (1 = greedy) [1 to 1000]")
+      ->check(CLI::Range((int64_t)1, nl::GenerationOptions::kMaxBeam).description(""))
+      ->capture_default_str();
   c->add_option("--lenpen", a.gen.lenpen, "Length penalty exponent (fairseq)")->capture_default_str();
   c->add_option("--max-len-a", a.gen.max_len_a, "Output length limit a*src_len + b: a")->capture_default_str();
   c->add_option("--max-len-b", a.gen.max_len_b, "Output length limit a*src_len + b: b")->capture_default_str();
@@ -37,8 +40,11 @@ void generate(const GenArgs& a) {
   a.gen.validate();
   MtModel m = load_mt_model(a.path, a.data);
   Translations t = translate_split(*m.model, *m.corpus, a.split, a.gen, a.batch_size);
-  const fs::path out = a.results_path.empty() ? fs::path(a.path).parent_path() / ("generate-" + a.split + ".txt")
-                                              : fs::path(a.results_path);
+  // Default: beside the checkpoint, named after the split and the checkpoint, so that it never replaces the
+  // generate-test.txt that `normlab train mt` wrote there.
+  const fs::path out = a.results_path.empty()
+                           ? fs::path(a.path).parent_path() / ("generate-" + a.split + "-" + fs::path(a.path).stem().string() + ".txt")
+                           : fs::path(a.results_path);
   std::string text;
   for (const auto& h : t.text) text += h + "\n";
   write_file_atomic(out, text);
@@ -49,28 +55,72 @@ void generate(const GenArgs& a) {
   std::printf("%lld sentences in %.1f s (%.1f sentences/s), beam %lld, lenpen %g; hypotheses: %s\n",
               (long long)t.text.size(), t.seconds, t.sentences_per_second(), (long long)a.gen.beam, a.gen.lenpen,
               out.string().c_str());
-  std::printf("BLEU = %.2f (%s)  [%s]\n", b.score, b.to_string().c_str(),
+  std::printf("%s  [%s]\n", b.to_string().c_str(),
               nl::metrics::bleu_signature(bo, 1).c_str());
+}
+
+// One stdin line as source ids, or why it cannot be translated ("" when it can). CR of a CRLF line end is
+// stripped first, so CRLF and LF input translate alike.
+std::string encode_input_line(const MtCorpus& corpus, std::string& line, int64_t max_positions, std::vector<int32_t>& ids) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.find('\0') != std::string::npos) return "contains a NUL byte (binary input?)";
+  if (const size_t bad = nl::data::find_invalid_utf8(line); bad != std::string::npos)
+    return "is not valid UTF-8 (byte " + std::to_string(bad + 1) + ")";
+  try {
+    ids = corpus.encode_source(line);
+  } catch (const std::exception& e) {
+    return std::string("cannot be encoded (") + e.what() + ")";
+  }
+  if ((int64_t)ids.size() > max_positions)
+    return "has " + std::to_string(ids.size()) + " tokens, more than the model's " + std::to_string(max_positions) +
+           " source positions (it was trained with --max-source-positions " + std::to_string(max_positions) +
+           "); split the line";
+  return "";
 }
 
 void translate(const GenArgs& a) {
   a.gen.validate();
   if (a.buffer_size < 1) throw std::invalid_argument("--buffer-size must be at least 1");
   MtModel m = load_mt_model(a.path, a.data);
+  const int64_t max_positions = m.model->config().max_source_positions;
+  // One output line per input line: a line that cannot be translated is skipped with a warning on stderr
+  // naming it, and leaves an empty output line so that outputs stay aligned with inputs.
   std::vector<std::vector<int32_t>> buf;
+  std::vector<bool> skip;
+  int64_t line_no = 0, translated = 0;
+  std::vector<int64_t> skipped;
   auto flush = [&] {
-    if (buf.empty()) return;
+    if (skip.empty()) return;
     Translations t = translate_ids(*m.model, *m.corpus, buf, a.gen, a.batch_size);
-    for (const auto& h : t.text) std::cout << h << "\n";
+    size_t j = 0;
+    for (bool s : skip) std::cout << (s ? std::string() : t.text[j++]) << "\n";
     std::cout.flush();
+    translated += (int64_t)buf.size();
     buf.clear();
+    skip.clear();
   };
   std::string line;
   while (std::getline(std::cin, line)) {
-    buf.push_back(m.corpus->encode_source(line));
-    if ((int64_t)buf.size() >= a.buffer_size) flush();
+    ++line_no;
+    std::vector<int32_t> ids;
+    const std::string why = encode_input_line(*m.corpus, line, max_positions, ids);
+    if (!why.empty()) {
+      std::cerr << "translate: warning: line " << line_no << " " << why << ": skipped (empty output line)\n";
+      skipped.push_back(line_no);
+      skip.push_back(true);
+    } else {
+      buf.push_back(std::move(ids));
+      skip.push_back(false);
+    }
+    if ((int64_t)skip.size() >= a.buffer_size) flush();
   }
   flush();
+  if (!skipped.empty()) {
+    std::string list;
+    for (size_t i = 0; i < skipped.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(skipped[i]);
+    std::cerr << "translate: " << translated << " line(s) translated, " << skipped.size() << " skipped (line "
+              << list << (skipped.size() > 10 ? ", ..." : "") << ")\n";
+  }
 }
 
 void setup(CLI::App& app) {
@@ -81,7 +131,8 @@ void setup(CLI::App& app) {
   add_common(mt, *a);
   mt->add_option("--split", a->split, "valid | test")->check(CLI::IsMember({"valid", "test"}))->capture_default_str();
   mt->add_option("--batch-size", a->batch_size, "Sentences per batch")->capture_default_str();
-  mt->add_option("--results-path", a->results_path, "Hypotheses file (default: generate-SPLIT.txt beside --path)");
+  mt->add_option("--results-path", a->results_path,
+                 "Hypotheses file (default: generate-SPLIT-CHECKPOINT.txt beside --path, e.g. generate-test-checkpoint_best.txt)");
   mt->add_option("--tokenize", a->tokenize,
                  "BLEU tokenisation: 13a (sacreBLEU's default, for detokenised text), none (pre-tokenised corpora such "
                  "as fairseq's IWSLT14 files, as the papers report), auto (13a for SentencePiece corpora, else none)")

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/command_registry.h"
+#include "common/output_listing.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
@@ -34,8 +35,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& args) {
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_task_reproduction(inv, a, opt.out, rec); };
   const auto rec = run_experiment(runs, opt);
   std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\nwritten: " << opt.out.string() << "/results.{json,md}, train_loss.svg, valid_"
-            << info.metric << ".svg\n";
+  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "common/command_registry.h"
+#include "common/output_listing.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
@@ -88,7 +89,7 @@ void run(const PnArgs& a) {
   }
   write(rec);
   std::ifstream md(out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\nwritten: " << out.string() << "/results.{md,json}, figure2-4 SVGs, runs/, probes/\n";
+  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
 }
 

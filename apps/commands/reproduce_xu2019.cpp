@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/command_registry.h"
+#include "common/output_listing.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
 #include "report/atomic_file.h"
@@ -43,7 +44,7 @@ void run(const XuArgs& a) {
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_outputs(opt.out, a, cols, rec); };
   const auto rec = run_experiment(runs, opt);
   std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\nwritten: " << opt.out.string() << "/results.{md,json}, figure1-3 SVGs, runs/\n";
+  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
 }
 

@@ -1,6 +1,9 @@
 // `normlab train <task>`: one run of a registered task through the Trainer.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "common/command_registry.h"
 #include "engine/task_cli.h"
@@ -9,16 +12,28 @@
 namespace nlapp {
 namespace {
 
+// The number of processes an MPI launcher started (Open MPI's OMPI_COMM_WORLD_SIZE, MPICH's PMI_SIZE); 1 without one.
+int64_t launcher_processes() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* e = std::getenv(v)) return std::max<int64_t>(1, std::atoll(e));
+  return 1;
+}
+
 void run(TaskInvocation& inv) {
+  if (const int64_t n = launcher_processes(); n > 1 && !inv.settings.value("distributed", false))
+    throw std::invalid_argument("started by mpirun as one of " + std::to_string(n) +
+                                " processes without --distributed: each would train the same run into the same --out. "
+                                "Add --distributed for data-parallel training (docs/distributed.md), or run one process");
   inv.task->setup(inv.settings);
   Trainer trainer(*inv.task, inv.settings);
   RunResult r = trainer.run();
   if (trainer.rank() != 0) return;  // --distributed: rank 0 reports
   const auto& info = inv.task->info();
-  std::printf("%s (%s, seed %lld): best valid %s %.2f at epoch %.2f; test %s %.2f; %lld updates; results in %s\n",
+  std::printf("%s (%s, seed %lld): best %s %.2f at epoch %.2f; %s %.2f; %lld updates; results in %s\n",
               info.name.c_str(), inv.settings["norm"].is_string() ? inv.settings["norm"].get<std::string>().c_str() : "-",
-              (long long)inv.settings["seed"].get<int64_t>(), info.metric.c_str(), r.best_valid, r.best_epoch,
-              info.reported_metric().c_str(), r.test.count(info.reported_metric()) ? r.test.at(info.reported_metric()) : std::nan(""),
+              (long long)inv.settings["seed"].get<int64_t>(), metric_label("valid", info.metric).c_str(), r.best_valid,
+              r.best_epoch, metric_label("test", info.reported_metric()).c_str(),
+              r.test.count(info.reported_metric()) ? r.test.at(info.reported_metric()) : std::nan(""),
               (long long)r.updates, inv.settings["out"].get<std::string>().c_str());
 }
 

@@ -62,7 +62,7 @@ json experiment_settings(const Task& task, const ExperimentRun& run, const Exper
 }
 
 bool same_experiment(const json& a, const json& b, const json& defaults) {
-  static const std::set<std::string> volatile_keys = {"out", "resume", "quiet", "threads", "detect_anomaly", "device"};
+  static const std::set<std::string> volatile_keys = {"out", "resume", "overwrite", "quiet", "threads", "detect_anomaly", "device"};
   auto strip = [&](json j, const json& other) {
     if (!j.is_object()) return j;
     for (const auto& k : volatile_keys) j.erase(k);
@@ -88,7 +88,7 @@ json finished_result(const fs::path& folder, const json& settings) {
 
 // A task and the key of its data (the settings without the run-specific ones), for the check at the start.
 std::string data_key(const std::string& task, json s) {
-  for (const char* k : {"norm", "seed", "out", "resume", "quiet", "threads", "max_update", "max_epoch", "C", "device"})
+  for (const char* k : {"norm", "seed", "out", "resume", "overwrite", "quiet", "threads", "max_update", "max_epoch", "C", "device"})
     s.erase(k);
   return task + " " + s.dump();
 }

@@ -104,6 +104,14 @@ std::string flag_of(const std::string& key) {
   return f;
 }
 
+std::string closest_name(const std::string& word, const std::vector<std::string>& names, size_t max_distance) {
+  std::string best;
+  size_t bd = max_distance + 1;
+  for (const auto& n : names)
+    if (const size_t d = edit_distance(word, n); d < bd) bd = d, best = n;
+  return best;
+}
+
 std::string describe_range(const OptionSpec& s) {
   switch (s.kind) {
     case OptKind::Int: return range_words(s, true);
@@ -238,16 +246,15 @@ json OptionSchema::check_config(const json& cfg, const std::string& source) cons
     if (k == "task" || k == "description") continue;
     const OptionSpec* s = find(k);
     if (!s) {
-      std::string best;
-      size_t bd = 1000;
+      std::vector<std::string> keys;
       std::string all;
       for (const auto& o : specs_) {
-        size_t d = edit_distance(k, o.key);
-        if (d < bd) bd = d, best = o.key;
+        keys.push_back(o.key);
         all += (all.empty() ? "" : ", ") + o.key;
       }
+      const std::string best = closest_name(k, keys);
       throw std::invalid_argument(source + ": unknown setting '" + k + "'" +
-                                  (bd <= 3 ? " (did you mean '" + best + "'?)" : "") + "; valid settings: " + all);
+                                  (best.empty() ? "" : " (did you mean '" + best + "'?)") + "; valid settings: " + all);
     }
     out[k] = check_value(*s, v, source);
   }

@@ -44,6 +44,10 @@ OptionSpec resumable(OptionSpec s);
 /// The flag of a key: "max_update" → "--max-update".
 std::string flag_of(const std::string& key);
 
+/// The name in `names` nearest to `word` by edit distance (Levenshtein), or "" when none is within
+/// `max_distance` edits: what "did you mean ...?" suggests.
+std::string closest_name(const std::string& word, const std::vector<std::string>& names, size_t max_distance = 3);
+
 /// The allowed values of a setting in words, e.g. "a whole number from 1 to 256" or
 /// "a finite number greater than 0" or "one of: fused, composite".
 std::string describe_range(const OptionSpec& s);

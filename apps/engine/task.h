@@ -53,6 +53,15 @@ struct TaskInfo {
   int bench_steps = 300;  ///< default timed steps of `normlab bench` (warm-up: a tenth, at least 1)
 };
 
+/// How a metric of a split reads in messages and table heads: "valid acc", "test bleu"; a metric whose
+/// name already names its split ("test_acc", "train_acc") reads "test acc", "train acc" (never
+/// "test test_acc" or "valid train_acc").
+inline std::string metric_label(const std::string& split, const std::string& metric) {
+  for (const char* s : {"train_", "valid_", "test_"})
+    if (metric.rfind(s, 0) == 0) return std::string(s).substr(0, std::string(s).size() - 1) + " " + metric.substr(std::string(s).size());
+  return split + " " + metric;
+}
+
 /// An experiment. Lifecycle: settings() once; setup(settings) loads the data; then build_model and the
 /// batch/loss/evaluate calls. All randomness comes from the settings' seed (see Trainer).
 class Task {

@@ -1,5 +1,7 @@
 #include "engine/task_cli.h"
 
+#include <algorithm>
+
 #include "engine/run_device.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
@@ -30,6 +32,15 @@ json resolve_task_settings(const Task& task, const std::string& config, const st
   return s;
 }
 
+namespace {
+// "default, one-epoch" (the task's config names), or "none".
+std::string config_list(const std::string& task) {
+  std::string names;
+  for (const auto& n : config_names(task)) names += (names.empty() ? "" : ", ") + n;
+  return names.empty() ? "none" : names;
+}
+}  // namespace
+
 void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
   // A missing or unknown task is reported by name with the list of tasks (CLI11 alone would say
   // "A subcommand is required").
@@ -52,14 +63,31 @@ void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
     auto flags = std::make_shared<std::map<std::string, std::string>>();
     auto config = std::make_shared<std::string>();
     auto task = std::shared_ptr<Task>(entry.make());
-    std::string names;
-    for (const auto& n : config_names(entry.name)) names += (names.empty() ? "" : ", ") + n;
-    sub->add_option("--config", *config,
-                    "Settings file: a name in apps/configs/" + entry.name + "/ (" + (names.empty() ? "none" : names) +
+    const std::string names = config_list(entry.name);
+    auto* config_opt = sub->add_option("--config", *config,
+                    "Settings file: a name in apps/configs/" + entry.name + "/ (" + names +
                         ") or a path to a .json file; flags override it");
-    task_schema(*task).add_flags(sub, *flags, verb.skip);
+    // --help shows the values a run without --config uses: the built-in defaults with default.json applied.
+    OptionSchema shown = task_schema(*task);
+    const auto all = config_names(entry.name);
+    const bool has_default = std::find(all.begin(), all.end(), "default") != all.end();
+    if (has_default) {
+      try {  // a broken default.json is reported when the task runs, not by every command's start
+        const std::string path = find_config(entry.name, "default");
+        for (const auto& [k, v] : shown.check_config(read_json_file(path), path).items()) shown.set_default(k, v);
+      } catch (const std::exception&) {
+        shown = task_schema(*task);
+      }
+    }
+    shown.add_flags(sub, *flags, verb.skip);
+    sub->footer("Defaults in [ ] are what a run without --config uses: the built-in values" +
+                std::string(has_default ? " with apps/configs/" + entry.name + "/default.json applied" : "") +
+                ". --config NAME takes them from apps/configs/" + entry.name + "/NAME.json instead; flags override both.");
     if (verb.extra_flags) verb.extra_flags(sub);
-    sub->callback([flags, config, name = entry.name, run = verb.run] {
+    sub->callback([flags, config, config_opt, name = entry.name, run = verb.run] {
+      if (config_opt->count() > 0 && config->empty())  // `--config ""` must not fall back to the defaults
+        throw std::invalid_argument("--config needs a config name (" + name + "'s: " + config_list(name) +
+                                    ") or a path to a .json file; it was given an empty text");
       TaskInvocation inv;
       inv.task = make_task(name);
       inv.settings = resolve_task_settings(*inv.task, *config, *flags, &inv.config_source);

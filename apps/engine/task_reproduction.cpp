@@ -132,7 +132,7 @@ std::string format_task_reproduction(const TaskInvocation& inv, const TaskReprod
      << " and flags (each run's config.json).\n"
      << grouped_note(a.variants, s) << "Paper column: " << info.paper << "; comparable only in the paper's setting. Results differ in the last digits "
      << "between CPUs (different BLAS kernels); one machine repeats exactly.\n\n";
-  std::vector<std::string> head{"variant", "test " + info.reported_metric(), "best valid " + info.metric};
+  std::vector<std::string> head{"variant", metric_label("test", info.reported_metric()), "best " + metric_label("valid", info.metric)};
   for (const auto& [title, value] : task.paper_columns(s)) head.push_back(title);
   head.push_back("diverged");
   head.push_back(info.unit + "/s");

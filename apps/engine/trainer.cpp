@@ -12,7 +12,9 @@
 #include "backends/cpu/threads.h"
 #include "distributed/data_parallel.h"
 #include "distributed/world.h"
+#include "engine/eval_heartbeat.h"
 #include "engine/run_device.h"
+#include "engine/run_folder.h"
 #include "nn/norm/stats_sync.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
@@ -318,7 +320,8 @@ void Trainer::save_last(const State& st, bool interval_copy) {
   if (getb(settings_, "no_save") || !root()) return;
   nl::TensorMap t;
   for (auto& [k, v] : model_->state_dict()) t["model." + k] = v;
-  json meta = {{"format", kFormat}, {"task", task_.info().name}, {"settings", settings_}, {"state", st.to_json()}};
+  json meta = {{"format", kFormat}, {"task", task_.info().name}, {"settings", settings_}, {"data", task_.data_summary()},
+               {"state", st.to_json()}};
   meta["optimizer"] = opt_->save_state(t, "optimizer.");
   auto rng = nl::rng_state();
   meta["rng"] = {rng.first, rng.second};
@@ -336,7 +339,7 @@ void Trainer::save_epoch(int64_t epoch, int64_t updates) {
   for (auto& [k, v] : model_->state_dict()) t["model." + k] = v;
   nl::save_checkpoint(out() / ("checkpoint" + std::to_string(epoch) + ".safetensors"), t,
                       json{{"format", "normlab-model-v2"}, {"task", task_.info().name}, {"settings", settings_},
-                           {"epoch", epoch}, {"update", updates}});
+                           {"data", task_.data_summary()}, {"epoch", epoch}, {"update", updates}});
   prune_checkpoints(out(), geti(settings_, "keep_last_epochs"), /*epoch_files=*/true);
 }
 
@@ -348,7 +351,8 @@ void Trainer::save_best(const State& st, double epoch_pos) {
   for (auto& [k, v] : best_) t["model." + k] = v;
   nl::save_checkpoint(out() / "checkpoint_best.safetensors", t,
                       json{{"format", "normlab-model-v2"}, {"task", task_.info().name}, {"settings", settings_},
-                           {task_.info().metric, st.best}, {"epoch", epoch_pos}, {"update", st.updates}});
+                           {"data", task_.data_summary()}, {task_.info().metric, st.best}, {"epoch", epoch_pos},
+                           {"update", st.updates}});
 }
 
 void Trainer::write_metrics(const json& record) {
@@ -371,7 +375,13 @@ std::string first_non_finite_parameter(const nl::Module& model) {
 void Trainer::validate(State& st, double epoch_pos) {
   if (st.last_valid_pos == epoch_pos) return;  // already validated at this point
   st.last_valid_pos = epoch_pos;
-  Metrics m = evaluate("valid");
+  Metrics m;
+  {
+    char what[64];
+    std::snprintf(what, sizeof what, "validation at epoch %.2f", epoch_pos);
+    EvalHeartbeat beat(what, [this](const std::string& t) { progress_->message(t); });
+    m = evaluate("valid");
+  }
   const auto& info = task_.info();
   const double v = m.at(info.metric);
   // A NaN the training loss did not show (a parameter that no batch reaches, or an activation hidden
@@ -400,7 +410,8 @@ void Trainer::validate(State& st, double epoch_pos) {
     save_best(st, epoch_pos);
   }
   char buf[200];
-  std::snprintf(buf, sizeof buf, "  epoch %.2f: valid %s %.4g (best %.4g at epoch %.2f)", epoch_pos, info.metric.c_str(), v,
+  std::snprintf(buf, sizeof buf, "  epoch %.2f: %s %.4g (best %.4g at epoch %.2f)", epoch_pos,
+                metric_label("valid", info.metric).c_str(), v,
                 st.best, st.best_epoch);
   progress_->message(buf);
 }
@@ -458,6 +469,40 @@ bool Trainer::try_resume(State& st) {
   return true;
 }
 
+// results.json of this folder when it holds sound results: a best validation value and test metrics, all
+// finite. Null otherwise.
+namespace {
+json sound_results(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("test") || !j["test"].is_object() || j["test"].empty()) return nullptr;
+  if (!j.contains("best_valid") || !j["best_valid"].is_number() || !std::isfinite(j["best_valid"].get<double>()))
+    return nullptr;
+  for (const auto& [k, v] : j["test"].items())
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return nullptr;
+  return j;
+}
+}  // namespace
+
+bool Trainer::keep_sound_results(RunResult& r) {
+  bool sound = std::isfinite(r.best_valid) && !r.test.empty();
+  for (const auto& [k, v] : r.test) sound = sound && std::isfinite(v);
+  if (sound) return false;
+  const fs::path file = out() / "results.json";
+  const json old = sound_results(file);
+  if (old.is_null()) return false;
+  // This process has no sound results (e.g. a resume of a finished run whose checkpoint_best is unreadable):
+  // report the ones on disk instead of replacing them with NaN or an empty test.
+  r.best_valid = old["best_valid"].get<double>();
+  r.best_epoch = old.value("best_epoch", 0.0);
+  r.test.clear();
+  for (const auto& [k, v] : old["test"].items()) r.test[k] = v.get<double>();
+  progress_->message("warning: this run has no sound results to report (no readable best checkpoint, or non-finite "
+                     "metrics); kept the earlier results in " + file.string() + " and report those");
+  return true;
+}
+
 RunResult Trainer::run() {
   try {
     return run_loop();
@@ -491,7 +536,14 @@ RunResult Trainer::run_loop() {
   } anomaly_scope(getb(s, "detect_anomaly"));
 
   const int64_t W = world_size(), R = rank();
-  if (root()) fs::create_directories(out());
+  // The folder is this run's while it runs: a second normlab process is refused with our pid, and the
+  // temporaries of a checkpoint write that a kill interrupted are nobody's now.
+  std::unique_ptr<RunFolderLock> folder_lock;
+  int stale_temps = 0;
+  if (root()) {
+    folder_lock = std::make_unique<RunFolderLock>(out());
+    stale_temps = remove_stale_checkpoint_temps(out());
+  }
   ProgressOptions po;
   int64_t per_epoch0 = task_.epoch_size(0);
   int64_t updates_per_epoch = (per_epoch0 + k * W - 1) / (k * W);
@@ -502,6 +554,9 @@ RunResult Trainer::run_loop() {
 
   State st;
   const bool resumed = getb(s, "resume") && try_resume(st);
+  // A new run never replaces another run's records unless asked (--resume without a checkpoint_last
+  // keeps the old behaviour: the caller said the folder is this run's).
+  if (root() && !getb(s, "resume")) claim_run_folder(out(), s.value("overwrite", false));
   if (pg_) {  // every rank reads OUT/checkpoint_last: all or none must find it
     double found = resumed ? 1 : 0;
     pg_->all_reduce(std::span<double>(&found, 1));
@@ -521,15 +576,26 @@ RunResult Trainer::run_loop() {
                      (max_update > 0 ? ", at most " + std::to_string(max_update) + " updates" : ", no update limit") +
                      "; writing to " + out().string() + (device_.is_cpu() ? "" : "; on " + device_.str()) +
                      (pg_ ? "; data parallel over " + std::to_string(W) + " rank(s) (" + pg_->backend() + ")" : ""));
-  if (resumed)
-    progress_->message(st.finished ? "this run already finished at update " + std::to_string(st.updates) +
-                                         ": evaluating its best checkpoint (raise --max-update or --max-epoch to train on)"
-                                   : "resuming from update " + std::to_string(st.updates) + " (epoch " +
-                                         std::to_string(st.epoch + 1) + ", batch " + std::to_string(st.next_batch) + ")");
+  if (stale_temps > 0)
+    progress_->message("removed " + std::to_string(stale_temps) + " temporary checkpoint file(s) .checkpoint*.tmp.* that an "
+                       "interrupted run left in " + out().string());
   // A finished run whose limits were raised continues.
+  const bool was_finished = st.finished;
   if (st.finished && st.epoch < max_epoch && (max_update == 0 || st.updates < max_update)) st.finished = false;
+  if (resumed) {
+    const std::string where = " (epoch " + std::to_string(st.epoch + 1) + ", batch " + std::to_string(st.next_batch) + ")";
+    if (st.finished)
+      progress_->message("this run already finished at update " + std::to_string(st.updates) +
+                         ": nothing to train; testing its best checkpoint (raise --max-update or --max-epoch to train on)");
+    else if (was_finished)
+      progress_->message("this run had finished at update " + std::to_string(st.updates) +
+                         "; the raised --max-update / --max-epoch let it train on from there" + where);
+    else
+      progress_->message("resuming from update " + std::to_string(st.updates) + where);
+  }
 
   int64_t items = 0;
+  const int64_t first_update = st.updates;
   const auto t0 = std::chrono::steady_clock::now();
   const double seconds0 = st.train_seconds;  // what earlier processes trained
   auto train_clock = [&] { return seconds0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -602,7 +668,7 @@ RunResult Trainer::run_loop() {
       save_last(st, interval);
     }
   }
-  progress_->finish();
+  if (st.updates > first_update) progress_->finish();  // no "loss nan" line when this process trained nothing
 
   RunResult r;
   r.settings = s;
@@ -617,7 +683,11 @@ RunResult Trainer::run_loop() {
   if (!root()) return r;  // rank 0 tests and writes the results
   // The batch-statistics probes set no_test: their records are the product, a test pass would only cost time.
   const auto test0 = std::chrono::steady_clock::now();
-  if (!best_.empty() && !s.value("no_test", false)) r.test = task_.final_test(*model_, best_, s);
+  if (!best_.empty() && !s.value("no_test", false)) {
+    EvalHeartbeat beat("test pass", [this](const std::string& t) { progress_->message(t); });
+    r.test = task_.final_test(*model_, best_, s);
+  }
+  if (keep_sound_results(r)) return r;
   json res = r.to_json();
   res["test_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - test0).count();
   res["precision"] = "float32";

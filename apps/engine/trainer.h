@@ -16,6 +16,10 @@
 //   writes files; a rank that fails aborts every rank (and a rank waiting more than --dist-timeout
 //   seconds for the others aborts the job), and --resume continues with any number of ranks.
 // A non-finite training loss stops the run with TrainingDiverged naming the update.
+// The --out folder is the run's while it runs (engine/run_folder.h): another normlab process writing there
+//   is refused with this one's pid, a new run (no --resume) into a folder that holds another run's records
+//   is refused unless --overwrite, leftover checkpoint temporaries are removed at start, and a resume never
+//   replaces sound results.json values with NaN or empty ones.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -117,6 +121,10 @@ class Trainer {
   /// Model-only checkpoint{epoch}.safetensors (1-based epoch just finished; for averaging and generation).
   void save_epoch(int64_t epoch, int64_t updates);
   bool try_resume(State& st);
+  /// When `r` has no sound results (best validation or a test metric non-finite, or no test) but
+  /// OUT/results.json has, copies those into `r`, warns and returns true: a resume never replaces sound
+  /// results with NaN or empty ones.
+  bool keep_sound_results(RunResult& r);
   void validate(State& st, double epoch_pos);
   void write_metrics(const nlohmann::json& record);  ///< one metrics.jsonl line, counted
   std::filesystem::path out() const;

@@ -27,6 +27,7 @@ json probe_run_settings(json settings, const std::string& norm, int64_t steps, c
   settings["validate_interval"] = 0;
   settings["validate_interval_updates"] = 0;
   settings["quiet"] = true;
+  settings["overwrite"] = true;  // a probe's training folder is scratch: a rerun replaces it
   settings["out"] = (out / "runs" / norm).string();
   return settings;
 }

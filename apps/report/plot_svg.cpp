@@ -10,6 +10,14 @@
 
 namespace nlapp {
 namespace {
+constexpr double kTitleEm = 0.62;  // average advance of a bold Helvetica/Arial glyph, in ems
+
+// Characters (code points) of a UTF-8 text: what its width depends on.
+size_t utf8_length(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
 
 std::string num(double v) {  // coordinate with two decimals
   char buf[48];
@@ -179,9 +187,15 @@ std::string render_line_chart(const PlotSpec& spec, const std::vector<Series>& s
        "\" viewBox=\"0 0 " + num(W) + " " + num(H) +
        "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n";
   o += "<rect x=\"0\" y=\"0\" width=\"" + num(W) + "\" height=\"" + num(H) + "\" fill=\"#ffffff\"/>\n";
-  if (!spec.title.empty())
-    o += "<text x=\"" + num((px0 + px1) / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
+  if (!spec.title.empty()) {
+    // Centred over the plot area where it fits, else over the canvas, in a smaller font when even that is too
+    // narrow: a long title is never cut at the edges (kTitleEm: the average width of a bold Helvetica glyph).
+    const double len = (double)utf8_length(spec.title), fs = std::max(8.0, std::min(15.0, (W - 20) / (kTitleEm * len)));
+    const double half = kTitleEm * fs * len / 2;
+    const double cx = std::clamp((px0 + px1) / 2, std::min(W / 2, 10 + half), std::max(W / 2, W - 10 - half));
+    o += "<text x=\"" + num(cx) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"" + num(fs) + "\" "
          "font-weight=\"bold\">" + xml_escape(spec.title) + "</text>\n";
+  }
 
   // grid + ticks
   o += "<g class=\"grid\" stroke=\"#e5e5e5\" stroke-width=\"1\">\n";

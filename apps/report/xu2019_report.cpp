@@ -282,7 +282,7 @@ std::vector<std::string> write_xu2019_figures(const fs::path& out, const std::ve
       write_line_chart(out / (base + "-train.svg"), {"Figure " + std::to_string(f.n) + ": training loss, " + col->ours, "update", "train loss", true},
                        train);
       write_line_chart(out / (base + "-valid.svg"),
-                       {"Figure " + std::to_string(f.n) + ": validation " + valid_metric + ", " + col->ours, "epoch", "valid " + valid_metric},
+                       {"Figure " + std::to_string(f.n) + ": validation " + valid_metric + ", " + col->ours, "epoch", metric_label("valid", valid_metric)},
                        valid);
       files.push_back(base + "-train.svg");
       files.push_back(base + "-valid.svg");

@@ -2,6 +2,7 @@
 
 #include "autograd/anomaly.h"
 
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -63,11 +64,9 @@ Tape& Tape::current() {
 
 void Tape::record(const std::shared_ptr<Node>& n) {
   n->id = next_id_++;
-  if (nodes_.size() >= 4096 && (nodes_.size() & (nodes_.size() - 1)) == 0) {  // compact now and then
-    std::vector<std::weak_ptr<Node>> live;
-    for (auto& w : nodes_)
-      if (!w.expired()) live.push_back(w);
-    nodes_.swap(live);
+  if (nodes_.size() >= compact_at_) {  // drop dead entries; amortised O(1) per record
+    std::erase_if(nodes_, [](const std::weak_ptr<Node>& w) { return w.expired(); });
+    compact_at_ = 2 * nodes_.size() + 64;
   }
   nodes_.push_back(n);
 }
@@ -81,7 +80,16 @@ std::vector<std::shared_ptr<Node>> Tape::nodes() const {
 
 size_t Tape::size() const { return nodes().size(); }
 
-void Tape::clear() { nodes_.clear(); }
+void Tape::clear() {
+  nodes_.clear();
+  compact_at_ = 64;
+}
+
+std::string note_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 namespace {
 // Writes how Tape::dump names input i of n: "#id" of its producer (marked "(detached)" after a Detach),

@@ -3,7 +3,9 @@
 // requiring grad appends one Node; `detach` appends a Detach node so the cut in gradient flow is
 // visible. The tape only lists nodes (for Tape::dump); backward() follows the graph's edges from the
 // loss in dependency order (autograd/backward.cpp). The tape holds weak references: nodes live as
-// long as the variables (and downstream nodes) that need them.
+// long as the variables (and downstream nodes) that need them, and the tape drops its entries of dead
+// nodes as it records, so a user's own training loop (no Tape::clear()) keeps it at the size of the
+// live graph (at most 2 x live + 64 entries).
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,11 +30,18 @@ class Tape {
   void clear();
   /// Number of live nodes.
   size_t size() const;
+  /// Entries the tape holds, live or not yet dropped: at most 2 x (live nodes at the last compaction) + 64.
+  size_t entries() const { return nodes_.size(); }
 
  private:
   std::vector<std::weak_ptr<Node>> nodes_;
+  size_t compact_at_ = 64;  // entries at which record() next drops the dead ones
   int64_t next_id_ = 0;
 };
+
+/// A constant as the tape prints it (Node::note): 6 significant digits in %g form, so that an eps of 1e-8
+/// reads "1e-08", not "0.000000".
+std::string note_number(double v);
 
 /// True while recording is on for this thread (the default).
 bool grad_enabled();

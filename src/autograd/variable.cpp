@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "autograd/functions.h"
 #include "autograd/node.h"
 #include "tensor/ops.h"
 
@@ -68,5 +69,20 @@ Variable& Variable::set_name(std::string n) {
   impl_->name = std::move(n);
   return *this;
 }
+
+// Method-style ops: the free functions of autograd/functions.h (qualified: the members hide them here).
+Variable Variable::pow(double p) const { return nl::pow(*this, p); }
+Variable Variable::sum(const std::vector<int64_t>& dims, bool keepdim) const { return nl::sum(*this, dims, keepdim); }
+Variable Variable::sum(int64_t dim, bool keepdim) const { return nl::sum(*this, {dim}, keepdim); }
+Variable Variable::mean(const std::vector<int64_t>& dims, bool keepdim) const { return nl::mean(*this, dims, keepdim); }
+Variable Variable::mean(int64_t dim, bool keepdim) const { return nl::mean(*this, {dim}, keepdim); }
+Variable Variable::exp() const { return nl::exp(*this); }
+Variable Variable::log() const { return nl::log(*this); }
+Variable Variable::sqrt() const { return nl::sqrt(*this); }
+Variable Variable::relu() const { return nl::relu(*this); }
+Variable Variable::reshape(const Shape& shape) const { return nl::reshape(*this, shape); }
+Variable Variable::transpose(int64_t d0, int64_t d1) const { return nl::transpose(*this, d0, d1); }
+Variable Variable::matmul(const Variable& other) const { return nl::matmul(*this, other); }
+Variable Variable::detach() const { return nl::detach(*this); }
 
 }  // namespace nl

@@ -65,6 +65,28 @@ class Variable {
   Device device() const { return data().device(); }
   double item() const { return data().item(); }
 
+  // ---- method-style ops, spelled as torch.Tensor's: each calls the free function of
+  // autograd/functions.h (same shapes, gradients and errors) and records one node, e.g.
+  // `x.pow(2).mean(-1, true)` is `mean(pow(x, 2), {-1}, true)`. Dims may be negative (from the end).
+  Variable pow(double p) const;
+  /// Sum over `dims` (all when empty), as torch.sum.
+  Variable sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Variable sum(int64_t dim, bool keepdim = false) const;
+  /// Mean over `dims` (all when empty), as torch.mean.
+  Variable mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Variable mean(int64_t dim, bool keepdim = false) const;
+  Variable exp() const;
+  Variable log() const;
+  Variable sqrt() const;
+  Variable relu() const;
+  /// A view of the same values as `shape` (one entry may be -1, as torch.reshape).
+  Variable reshape(const Shape& shape) const;
+  Variable transpose(int64_t d0, int64_t d1) const;
+  /// this @ other (see nl::matmul(Tensor, Tensor) for the shapes).
+  Variable matmul(const Variable& other) const;
+  /// Same values, no gradient flows back (a Detach node on the tape).
+  Variable detach() const;
+
   /// Reverse-mode pass from this variable. `grad` defaults to 1 for a one-element variable (otherwise
   /// required, same shape). Frees saved tensors unless retain_graph; a second backward through the same
   /// nodes then throws, naming the node. Throws if a saved tensor was modified in place. Nodes run in

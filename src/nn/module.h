@@ -25,6 +25,15 @@ class Module {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
+ protected:
+  /// Moving keeps the parameters, buffers, children and hooks (all handles); a subclass that declares
+  /// nothing of its own is movable (Sequential, Linear, ...), so `return net;` and
+  /// `Sequential{Linear(4, 8), ReLU()}` work.
+  Module(Module&&) = default;
+  Module& operator=(Module&&) = default;
+
+ public:
+
   /// The single-input forward pass. The default throws std::logic_error
   /// ("module X has no single-input forward"): modules with several inputs (attention: query, key,
   /// value, masks) define their own typed forward and operator() instead, and call

@@ -2,6 +2,8 @@
 // a summary; bad input exits 1 with "error: ..." naming the problem.
 #include <catch2/catch.hpp>
 
+#include <zlib.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -182,4 +184,55 @@ TEST_CASE("normlab data prepare: a too small SentencePiece vocabulary names --vo
   CHECK(m.find("--vocab-size 20 is too small") != std::string::npos);
   CHECK(m.find("try a larger --vocab-size") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("normlab data prepare ud-ewt: a CoNLL-U sentence that is no tree is refused, naming file and sent_id",
+          "[data][prepare][conllu][errors]") {
+  // A cycle, a self-loop, two roots and no root: each once passed `data prepare` and only made `train parse`
+  // die later with "arc_standard_oracle: stuck (not a well-formed tree)", naming neither file nor sentence.
+  nltest::TempDir t("prep_tree");
+  const std::string ok = "# sent_id = ok-1\n1\tI\tI\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\tran\trun\tVERB\tVBD\t_\t0\troot\t_\t_\n\n";
+  {
+    gzFile f = gzopen((t.path / "en_ewt-ud-train.conllu.gz").c_str(), "wb");
+    gzwrite(f, ok.data(), (unsigned)ok.size());
+    gzclose(f);
+  }
+  t.write("en_ewt-ud-test.conllu", ok);
+  struct Case {
+    const char* heads;  // HEAD of words 1, 2, 3
+    const char* why;
+  };
+  for (const Case c : {Case{"2 3 2", "words 2 -> 3 -> 2 form a cycle"}, Case{"0 2 2", "word 2 is its own head"},
+                       Case{"0 1 0", "2 words have HEAD 0 (words 1, 3)"}, Case{"2 3 1", "form a cycle"}}) {
+    std::istringstream hs(c.heads);
+    std::string dev = ok + "# sent_id = weblog-42\n";
+    for (int i = 1; i <= 3; ++i) {
+      std::string h;
+      hs >> h;
+      dev += std::to_string(i) + "\tw\tw\tX\tX\t_\t" + h + "\tdep\t_\t_\n";
+    }
+    t.write("en_ewt-ud-dev.conllu", dev + "\n");
+    INFO(c.heads);
+    CHECK(run("data prepare ud-ewt --data '" + t.path.string() + "' --out '" + (t.path / "o").string() + "'",
+              t.path / "log") == 1);
+    const std::string m = slurp(t.path / "log");
+    INFO(m);
+    CHECK(m.find("en_ewt-ud-dev.conllu:5") != std::string::npos);
+    CHECK(m.find("sentence \"weblog-42\" is not a dependency tree") != std::string::npos);
+    CHECK(m.find(c.why) != std::string::npos);
+  }
+}
+
+TEST_CASE("normlab data prepare ud-ewt reads the files train parse reads, and says train reads the raw files",
+          "[data][prepare][conllu]") {
+  // `train parse` accepts any <name>-{train,dev,test}.conllu[.gz]; prepare wanted exactly en_ewt-ud-*.
+  nltest::TempDir t("prep_tbnames");
+  const std::string ok = "# sent_id = s1\n1\tI\tI\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\tran\trun\tVERB\tVBD\t_\t0\troot\t_\t_\n\n";
+  for (const char* f : {"mytb-ud-train.conllu", "mytb-ud-dev.conllu", "mytb-ud-test.conllu"}) t.write(f, ok);
+  CHECK(run("data prepare ud-ewt --data '" + t.path.string() + "' --out '" + (t.path / "o").string() + "'", t.path / "log") == 0);
+  const std::string m = slurp(t.path / "log");
+  INFO(m);
+  CHECK(std::filesystem::exists(t.path / "o" / "train.head.bin"));
+  CHECK(m.find("note: `normlab train parse --config ud-ewt --data " + t.path.string() + "` reads the raw files itself") !=
+        std::string::npos);
 }

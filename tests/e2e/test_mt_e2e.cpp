@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -75,6 +77,49 @@ TEST_CASE("mt: 200 updates on Multi30k, then generate: finite BLEU above 0, iden
                                 (tmp / "short").string() + kTiny + " --max-update 1 --max-source-positions 8");
     CHECK(rc != 0);
     CHECK(out.find("max_source_positions") != std::string::npos);
+
+    // Issue 29: the data's direction must be the checkpoint's (a de-en folder with the same joint vocabulary
+    // once translated the wrong way with exit 0).
+    const std::string ckpt = (tmp / "run" / "checkpoint_last.safetensors").string();
+    std::tie(rc, out) = run_cli("data prepare multi30k --data " + raw.string() + " --out " + (tmp / "de-en").string() +
+                                " --vocab-size 2000 --direction de-en");
+    REQUIRE(rc == 0);
+    std::tie(rc, out) = run_cli("generate mt --path " + ckpt + " --data " + (tmp / "de-en").string() + " --beam 1");
+    INFO(out);
+    CHECK(rc != 0);
+    CHECK(out.find("translates en-de, but " + (tmp / "de-en").string() + " is prepared de-en") != std::string::npos);
+    // generate's default output never replaces the generate-test.txt that train wrote; BLEU is printed once.
+    const std::string from_train = slurp(tmp / "run" / "generate-test.txt");
+    std::tie(rc, out) = run_cli("generate mt --path " + ckpt + " --beam 1 --max-len-b 30");
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(slurp(tmp / "run" / "generate-test.txt") == from_train);
+    CHECK(fs::exists(tmp / "run" / "generate-test-checkpoint_last.txt"));
+    CHECK(out.find("BLEU = ") == out.rfind("BLEU = "));
+    // translate on hostile input: CRLF as LF, an over-long line and binary garbage skipped with a warning
+    // naming the line (an empty output line keeps outputs aligned), the others translated.
+    std::string words;
+    for (int i = 0; i < 3000; ++i) words += "dog ";
+    std::ofstream(tmp / "in.txt", std::ios::binary)
+        << "a man is running .\n" << "a man is running .\r\n" << words << "\n" << "\xff\xfe\x01garbage\n" << "two dogs .\n";
+    const std::string cmd = std::string(NORMLAB_BINARY) + " translate --path " + ckpt + " --beam 2 --max-len-b 30 < " +
+                            (tmp / "in.txt").string() + " > " + (tmp / "hyp.txt").string() + " 2> " + (tmp / "err.txt").string();
+    CHECK(std::system(cmd.c_str()) == 0);
+    const std::string err = slurp(tmp / "err.txt");
+    INFO(err);
+    std::vector<std::string> hyp;
+    std::istringstream hs(slurp(tmp / "hyp.txt"));
+    for (std::string l; std::getline(hs, l);) hyp.push_back(l);
+    REQUIRE(hyp.size() == 5);
+    CHECK(hyp[0] == hyp[1]);
+    CHECK(!hyp[0].empty());
+    CHECK(hyp[2].empty());
+    CHECK(hyp[3].empty());
+    CHECK(err.find("line 3 has ") != std::string::npos);
+    CHECK(err.find("source positions") != std::string::npos);
+    CHECK(err.find("raise --max-source-positions") == std::string::npos);  // translate has no such flag
+    CHECK(err.find("line 4 is not valid UTF-8") != std::string::npos);
+    CHECK(err.find("3 line(s) translated, 2 skipped (line 3, 4)") != std::string::npos);
   }
   fs::remove_all(tmp);
 }

@@ -88,7 +88,9 @@ TEST_CASE("beam search: bad options are clear errors", "[transformer][generate]"
   TransformerModel m(tiny_config(true));
   GenerationOptions o;
   o.beam = 0;
-  CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("--beam must be at least 1"));
+  CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("--beam must be a whole number from 1 to 1000 (got 0)"));
+  o.beam = 5000;  // capped as `normlab train mt --beam` is: one sentence at 5000 used 6.8 GB (issue 29)
+  CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("from 1 to 1000 (got 5000)"));
   o.beam = 2;
   o.nbest = 3;
   CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("--nbest"));

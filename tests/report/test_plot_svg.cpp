@@ -239,3 +239,30 @@ TEST_CASE("svg: write_line_chart writes atomically", "[report][svg]") {
   CHECK(check_xml(content) == "");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("svg: a long title beside a wide legend stays inside the canvas (issue 29)", "[report][svg]") {
+  // reproduce mnist's train_loss.svg: a title of ~90 characters and seven legend entries; centred over the
+  // plot area at 15 px it began left of x = 0.
+  std::vector<Series> s;
+  for (const char* n : {"none", "layernorm", "layernorm-simple", "detachnorm", "detach-mean", "detach-variance", "adanorm"})
+    s.push_back({n, {0, 1, 2}, {2.3, 1.0, 0.5}});
+  const std::string title =
+      "Training loss (fashion-mnist train 55000 / valid 5000 / test 10000 images, 28x28, seed 1)";
+  const std::string svg = render_line_chart({title, "update", "loss (mean over the log interval)", true}, s);
+  const auto at = svg.find(">" + title + "</text>");
+  REQUIRE(at != std::string::npos);
+  const auto open = svg.rfind("<text ", at);
+  const std::string tag = svg.substr(open, at - open);
+  auto attr = [&](const std::string& name) {
+    const auto p = tag.find(name + "=\"");
+    REQUIRE(p != std::string::npos);
+    return std::stod(tag.substr(p + name.size() + 2));
+  };
+  const double x = attr("x"), fs = attr("font-size");
+  CHECK(tag.find("text-anchor=\"middle\"") != std::string::npos);
+  // Bold Helvetica/Arial glyphs average at most 0.62 em: the text spans x ± 0.31·fs·length.
+  const double half = 0.31 * fs * (double)title.size();
+  CHECK(x - half >= 0);
+  CHECK(x + half <= 720);
+  CHECK(fs >= 8);
+}

@@ -13,8 +13,13 @@ namespace nlapp {
 namespace fs = std::filesystem;
 
 namespace {
-std::string prepare_hint(const fs::path& dir) {
-  return "prepare it with `normlab data prepare multi30k --data ../shared/data/multi30k --out " + dir.string() +
+// The fix for a folder that holds no (complete) translation corpus. A `foreign` folder (one that holds
+// other files, e.g. another task's prepared data such as data-bin/sst5) is never proposed as the --out
+// of a new corpus: that would overwrite it.
+std::string prepare_hint(const fs::path& dir, bool foreign = false) {
+  const fs::path out = foreign ? dir.parent_path() / "multi30k" : dir;
+  return std::string(foreign ? "'" + dir.string() + "' holds other files, not a translation corpus; " : "") +
+         "prepare one with `normlab data prepare multi30k --data ../shared/data/multi30k --out " + out.string() +
          "` (or iwslt14 / iwslt15), or pass --data with a prepared folder";
 }
 }  // namespace
@@ -23,7 +28,7 @@ std::shared_ptr<MtCorpus> MtCorpus::load(const fs::path& dir) {
   const fs::path summary = dir / "summary.json";
   if (!fs::exists(summary))
     throw std::runtime_error("no prepared translation data in '" + dir.string() + "' (" + summary.filename().string() +
-                             " missing): " + prepare_hint(dir));
+                             " missing): " + prepare_hint(dir, fs::is_directory(dir) && !fs::is_empty(dir)));
   nlohmann::json s;
   try {
     std::ifstream f(summary);
@@ -33,7 +38,7 @@ std::shared_ptr<MtCorpus> MtCorpus::load(const fs::path& dir) {
   }
   if (!s.contains("direction") || !s["direction"].is_string())
     throw std::runtime_error(summary.string() + " has no \"direction\": it is not a translation corpus; " +
-                             prepare_hint(dir));
+                             prepare_hint(dir, true));
   auto c = std::make_shared<MtCorpus>();
   c->dir = dir;
   const std::string d = s["direction"].get<std::string>();

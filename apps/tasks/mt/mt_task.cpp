@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <stdexcept>
@@ -265,6 +266,24 @@ class MtTask : public Task {
 
 std::unique_ptr<Task> make_mt_task() { return std::make_unique<MtTask>(); }
 
+namespace {
+// The direction ("en-de") a checkpoint's model was trained for: from its "data" summary ("multi30k en-de
+// (...)", written since issue 29), else from summary.json of the folder it was trained on; "" if unknown.
+std::string trained_direction(const json& meta) {
+  if (meta.contains("data") && meta["data"].is_string()) {
+    static const std::regex re(R"( ([a-z]{2,3}-[a-z]{2,3}) \()");
+    std::smatch m;
+    const std::string d = meta["data"].get<std::string>();
+    if (std::regex_search(d, m, re)) return m[1].str();
+  }
+  const json& s = meta["settings"];
+  if (!s.contains("data") || !s["data"].is_string()) return "";
+  std::ifstream f(fs::path(s["data"].get<std::string>()) / "summary.json");
+  const json j = f ? json::parse(f, nullptr, /*allow_exceptions=*/false) : json();
+  return j.is_object() && j.contains("direction") && j["direction"].is_string() ? j["direction"].get<std::string>() : "";
+}
+}  // namespace
+
 MtModel load_mt_model(const fs::path& checkpoint, const std::string& data) {
   nl::Checkpoint c = nl::load_checkpoint(checkpoint);
   if (!c.meta.is_object() || c.meta.value("task", std::string()) != "mt" || !c.meta.contains("settings"))
@@ -273,9 +292,15 @@ MtModel load_mt_model(const fs::path& checkpoint, const std::string& data) {
   MtModel r;
   auto task = std::make_unique<MtTask>();
   r.settings = c.meta["settings"];
+  const std::string trained_on = trained_direction(c.meta);
   if (!data.empty()) r.settings["data"] = data;
   task->setup(r.settings);
   r.corpus = task->corpus();
+  const std::string now = r.corpus->src_lang + "-" + r.corpus->tgt_lang;
+  if (!trained_on.empty() && trained_on != now)
+    throw std::runtime_error(checkpoint.string() + " translates " + trained_on + ", but " + r.corpus->dir.string() +
+                             " is prepared " + now + ": pass --data with a folder prepared " + trained_on +
+                             " (normlab data prepare ... --direction " + trained_on + ")");
   r.model = std::static_pointer_cast<nl::TransformerModel>(task->build_model(r.settings));
   nl::StateDict w;
   for (auto& [k, v] : c.tensors)

@@ -20,17 +20,12 @@ const char* kGetData =
     "<name>-test.conllu[.gz] (UD English EWT, github.com/UniversalDependencies/UD_English-EWT; here "
     "../shared/data/ud-english-ewt) or NLTK's dependency_treebank.zip (../shared/data/ptb-dep-nltk)";
 
-// The file of `split` in a UD folder (the first by name when several match, e.g. .conllu and .conllu.gz).
+// The file of `split` in a UD folder (nl::data::find_conllu_split), or an error with the fix.
 fs::path find_split(const fs::path& dir, const std::string& split) {
-  std::vector<fs::path> found;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string n = e.path().filename().string();
-    for (const std::string& suffix : {"-" + split + ".conllu", "-" + split + ".conllu.gz"})
-      if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-        found.push_back(e.path());
-  }
-  if (!found.empty()) return *std::min_element(found.begin(), found.end());
-  throw std::runtime_error("treebank folder '" + dir.string() + "' has no *-" + split + ".conllu[.gz] file: " + kGetData);
+  const fs::path p = nl::data::find_conllu_split(dir, split);
+  if (p.empty())
+    throw std::runtime_error("treebank folder '" + dir.string() + "' has no *-" + split + ".conllu[.gz] file: " + kGetData);
+  return p;
 }
 
 Treebank load_malt_zip(const fs::path& zip) {

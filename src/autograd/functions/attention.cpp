@@ -136,7 +136,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   batched_gemm(out, false, false, Tq, dv, Tk, pd, vc);
   pd = Tensor();
 
-  std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + std::to_string(ko.dropout);
+  std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + note_number(ko.dropout);
   return make_result(
       out, "Attention", {q, k, v},
       [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {

@@ -55,7 +55,7 @@ Variable affine(const Variable& x, double a, double b) {
                      [a](const Tensor& g, const std::vector<bool>&) {
                        return std::vector<Tensor>{nl::affine(g, a, 0.0)};
                      },
-                     {}, "a=" + std::to_string(a) + ", b=" + std::to_string(b));
+                     {}, "a=" + note_number(a) + ", b=" + note_number(b));
 }
 
 Variable pow(const Variable& x, double p) {
@@ -64,7 +64,7 @@ Variable pow(const Variable& x, double p) {
                      [xv, p](const Tensor& g, const std::vector<bool>&) {
                        return std::vector<Tensor>{nl::mul(g, nl::affine(nl::pow(xv, p - 1.0), p, 0.0))};
                      },
-                     {saved(xv, "input")}, "p=" + std::to_string(p));
+                     {saved(xv, "input")}, "p=" + note_number(p));
 }
 
 // Ops whose derivative is a function of their output y.

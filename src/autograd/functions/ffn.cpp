@@ -109,7 +109,7 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
         return r;
       },
       {saved(x2, "input x"), saved(h, "hidden (activated)"), saved(W1, "fc1 weight"), saved(W2, "fc2 weight")},
-      "p=" + std::to_string(q));
+      "p=" + note_number(q));
 }
 
 }  // namespace nl

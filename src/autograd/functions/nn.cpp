@@ -52,7 +52,7 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, double eps,
                        return std::vector<Tensor>{gx};
                      },
                      {saved(prob, "softmax probabilities"), saved(td, "target")},
-                     "label_smoothing=" + std::to_string(eps));
+                     "label_smoothing=" + note_number(eps));
 }
 
 Variable dropout(const Variable& x, double p, bool training) {
@@ -71,7 +71,7 @@ Variable dropout(const Variable& x, double p, bool training) {
                        backend_for(gc.device().type).fused().dropout(gx.desc(), gc.desc(), p, seed, offset);
                        return std::vector<Tensor>{gx};
                      },
-                     {}, "p=" + std::to_string(p));
+                     {}, "p=" + note_number(p));
 }
 
 Variable dropout_add(const Variable& residual, const Variable& x, double p, bool training) {
@@ -95,7 +95,7 @@ Variable dropout_add(const Variable& residual, const Variable& x, double p, bool
                        }
                        return std::vector<Tensor>{needs[0] ? g : Tensor(), gx};
                      },
-                     {}, "p=" + std::to_string(p));
+                     {}, "p=" + note_number(p));
 }
 
 }  // namespace nl

@@ -22,7 +22,7 @@ Variable power_norm_fused(const Variable& x, const Tensor& fwd_scale, const Tens
   // Forward (Eq. 8): z = x / sqrt(psi^2 + eps), the divisor fixed by the caller.
   Tensor z = div(x.data(), fwd_scale.to(x.dtype()));
   const double nu_scale = 1.0 - alpha_bwd;
-  std::string note = "alpha_bwd=" + std::to_string(alpha_bwd);
+  std::string note = "alpha_bwd=" + note_number(alpha_bwd);
   return make_result(
       z, "PowerNormFused", {x},
       [z, bwd_scale, ema_gz, nu_scale, update](const Tensor& g, const std::vector<bool>&) {

@@ -1,5 +1,6 @@
 #include "data/text/conllu.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -28,6 +29,52 @@ bool parse_int(const std::string& s, int& v) {
 }
 }  // namespace
 
+std::filesystem::path find_conllu_split(const std::filesystem::path& dir, const std::string& split) {
+  std::vector<std::filesystem::path> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    for (const std::string& suffix : {"-" + split + ".conllu", "-" + split + ".conllu.gz"})
+      if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+        found.push_back(e.path());
+  }
+  return found.empty() ? std::filesystem::path() : *std::min_element(found.begin(), found.end());
+}
+
+std::string tree_problem(const std::vector<int>& heads, bool single_root) {
+  const int n = static_cast<int>(heads.size());
+  std::vector<int> roots;
+  for (int i = 0; i < n; ++i)
+    if (heads[(size_t)i] == 0) roots.push_back(i + 1);
+  // Walk up from every word; state 1: on the current path, 2: known to reach the root.
+  std::vector<char> state((size_t)n + 1, 0);
+  state[0] = 2;
+  for (int start = 1; start <= n; ++start) {
+    std::vector<int> path;
+    int w = start;
+    while (state[(size_t)w] == 0) {
+      state[(size_t)w] = 1;
+      path.push_back(w);
+      w = heads[(size_t)w - 1];
+    }
+    if (state[(size_t)w] == 1) {  // back on this path: a cycle through w
+      if (heads[(size_t)w - 1] == w) return "word " + std::to_string(w) + " is its own head";
+      std::string cyc = std::to_string(w);
+      for (int v = heads[(size_t)w - 1]; v != w; v = heads[(size_t)v - 1]) cyc += " -> " + std::to_string(v);
+      return "words " + cyc + " -> " + std::to_string(w) + " form a cycle (no path to the root)";
+    }
+    for (int v : path) state[(size_t)v] = 2;
+  }
+  if (roots.empty()) return "no word has HEAD 0 (no root)";
+  if (single_root && roots.size() > 1) {
+    std::string list;
+    for (size_t i = 0; i < roots.size() && i < 5; ++i) list += (i ? ", " : "") + std::to_string(roots[i]);
+    return std::to_string(roots.size()) + " words have HEAD 0 (words " + list + (roots.size() > 5 ? ", ..." : "") +
+           "); a UD tree has exactly one root";
+  }
+  return "";
+}
+
 std::vector<ConlluSentence> read_conllu(const std::filesystem::path& path) {
   std::vector<ConlluSentence> out;
   LineReader r(path);
@@ -46,6 +93,10 @@ std::vector<ConlluSentence> read_conllu(const std::filesystem::path& path) {
         throw std::runtime_error(path.string() + ":" + std::to_string(sent_start_line) + ": sentence \"" +
                                  cur.sent_id + "\" word " + std::to_string(w.id) + " has HEAD " +
                                  std::to_string(w.head) + " outside [0, " + std::to_string(n) + "]");
+    if (const std::string why = tree_problem(cur.heads(), /*single_root=*/true); !why.empty())
+      throw std::runtime_error(path.string() + ":" + std::to_string(sent_start_line) + ": sentence " +
+                               (cur.sent_id.empty() ? "starting here" : "\"" + cur.sent_id + "\"") +
+                               " is not a dependency tree: " + why + "; fix its HEAD column or remove the sentence");
     out.push_back(std::move(cur));
     cur = ConlluSentence{};
   };
@@ -108,6 +159,9 @@ std::vector<ConlluSentence> parse_malt_tab(const std::string& text, const std::s
       if (w.head < 0 || w.head > n)
         throw std::runtime_error(source + ":" + std::to_string(start_line + static_cast<std::size_t>(w.id) - 1) +
                                  ": HEAD " + std::to_string(w.head) + " outside [0, " + std::to_string(n) + "]");
+    if (const std::string why = tree_problem(cur.heads(), /*single_root=*/false); !why.empty())
+      throw std::runtime_error(source + ":" + std::to_string(start_line) + ": the sentence starting here is not a "
+                               "dependency tree: " + why + "; fix its HEAD column or remove the sentence");
     out.push_back(std::move(cur));
     cur = ConlluSentence{};
   };

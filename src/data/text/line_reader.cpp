@@ -1,9 +1,8 @@
 #include "data/text/line_reader.h"
 
-#include <zlib.h>
-
 #include <stdexcept>
 
+#include "data/gzip_reader.h"
 #include "data/text/utf8.h"
 
 namespace nl::data {
@@ -18,32 +17,21 @@ void require_file(const std::filesystem::path& path, const std::string& what) {
 
 LineReader::LineReader(const std::filesystem::path& path, ReadOptions opts) : path_(path.string()), opts_(opts) {
   require_file(path);
-  gzFile f = gzopen(path_.c_str(), "rb");
-  if (!f) throw std::runtime_error(path_ + ": cannot open for reading; check its permissions");
-  gz_ = f;
+  gz_ = std::make_unique<GzipReader>(path, path_ + ": ");
 }
 
-LineReader::~LineReader() {
-  if (gz_) gzclose(static_cast<gzFile>(gz_));
-}
+LineReader::~LineReader() = default;
 
 bool LineReader::next(std::string& line) {
-  gzFile f = static_cast<gzFile>(gz_);
   std::size_t nl;
   // Buffered gzread (not gzgets) so that a NUL byte cannot silently cut a line short.
   while ((nl = buf_.find('\n', pos_)) == std::string::npos && !eof_) {
     buf_.erase(0, pos_);
     pos_ = 0;
-    char chunk[1 << 16];
-    int n = gzread(f, chunk, sizeof chunk);
-    if (n < 0) {
-      int err = 0;
-      const char* msg = gzerror(f, &err);
-      throw std::runtime_error(path_ + ": read error after line " + std::to_string(line_no_) + ": " + msg +
-                               "; the file may be truncated or not valid gzip");
-    }
+    uint8_t chunk[1 << 16];
+    const std::size_t n = gz_->read(chunk, sizeof chunk);  // throws on a truncated or corrupt stream
     if (n == 0) eof_ = true;
-    else buf_.append(chunk, static_cast<std::size_t>(n));
+    else buf_.append(reinterpret_cast<const char*>(chunk), n);
   }
   if (nl == std::string::npos) {
     if (pos_ >= buf_.size()) return false;  // end of file (a final line without '\n' was returned before)
@@ -74,17 +62,10 @@ std::vector<std::string> read_lines(const std::filesystem::path& path, ReadOptio
 
 std::string read_text(const std::filesystem::path& path, ReadOptions opts) {
   require_file(path);
-  gzFile f = gzopen(path.string().c_str(), "rb");
-  if (!f) throw std::runtime_error(path.string() + ": cannot open for reading; check its permissions");
+  GzipReader gz(path, path.string() + ": ");
   std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string emsg = msg ? msg : "";
-  gzclose(f);
-  if (n < 0) throw std::runtime_error(path.string() + ": read error: " + emsg);
+  uint8_t buf[1 << 16];
+  while (const std::size_t n = gz.read(buf, sizeof buf)) out.append(reinterpret_cast<const char*>(buf), n);
   strip_utf8_bom(out);
   if (opts.encoding == Encoding::Latin1) return latin1_to_utf8(out);
   if (opts.validate_utf8) {

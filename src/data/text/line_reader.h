@@ -4,8 +4,13 @@
 // is accepted, CR of CRLF line ends is removed, and each line is valid UTF-8 (or decoded from Latin-1).
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace nl {
+class GzipReader;
+}
 
 namespace nl::data {
 
@@ -31,7 +36,8 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  /// Reads the next line into `line`; false at end of file. Throws on invalid UTF-8 or a read error.
+  /// Reads the next line into `line`; false at end of file. Throws on invalid UTF-8 or a read error;
+  /// a gzip stream that ends before its end marker (a cut download) is an error naming the file.
   bool next(std::string& line);
   /// 1-based number of the line last returned by next() (0 before the first).
   std::size_t line_number() const { return line_no_; }
@@ -41,7 +47,7 @@ class LineReader {
   bool had_bom() const { return had_bom_; }
 
  private:
-  void* gz_ = nullptr;  // gzFile
+  std::unique_ptr<GzipReader> gz_;
   std::string path_;
   ReadOptions opts_;
   std::size_t line_no_ = 0;
@@ -55,6 +61,7 @@ class LineReader {
 std::vector<std::string> read_lines(const std::filesystem::path& path, ReadOptions opts = {});
 
 /// Whole (decompressed) content of a file as bytes, BOM removed; validated as UTF-8 when requested.
+/// A truncated or corrupt gzip stream is a std::runtime_error naming the file.
 std::string read_text(const std::filesystem::path& path, ReadOptions opts = {});
 
 }  // namespace nl::data

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "data/text/arc_standard.h"
 #include "data/text/classification.h"
@@ -143,9 +144,15 @@ nlohmann::json prepare_conllu(const std::string& task, const PrepareOptions& o) 
   std::vector<std::pair<std::string, std::vector<ConlluSentence>>> splits;
   std::vector<std::string> fields{"word", "upos", "xpos", "deprel"};
   if (task == "ud-ewt") {
-    splits.emplace_back("train", read_conllu(require_data_file(o.data_dir / "en_ewt-ud-train.conllu.gz")));
-    splits.emplace_back("valid", read_conllu(require_data_file(o.data_dir / "en_ewt-ud-dev.conllu")));
-    splits.emplace_back("test", read_conllu(require_data_file(o.data_dir / "en_ewt-ud-test.conllu")));
+    // The same files `normlab train parse` reads: any <name>-{train,dev,test}.conllu[.gz].
+    const std::pair<const char*, std::string> kFiles[] = {{"train", "train"}, {"valid", "dev"}, {"test", "test"}};
+    for (const auto& [split, file] : kFiles) {
+      const auto p = find_conllu_split(o.data_dir, file);
+      if (p.empty())
+        throw std::runtime_error("'" + o.data_dir.string() + "' has no *-" + file + ".conllu[.gz] file: pass --data with a "
+                                 "UD treebank folder (e.g. ../shared/data/ud-english-ewt)");
+      splits.emplace_back(split, read_conllu(p));
+    }
   } else {  // ptb-dep: NLTK's WSJ sample, split by file number
     fields = {"word", "xpos"};
     splits = {{"train", {}}, {"valid", {}}, {"test", {}}};

@@ -11,7 +11,9 @@
 namespace nl {
 
 void GenerationOptions::validate() const {
-  if (beam < 1) throw std::invalid_argument("--beam must be at least 1 (got " + std::to_string(beam) + ")");
+  if (beam < 1 || beam > kMaxBeam)
+    throw std::invalid_argument("--beam must be a whole number from 1 to " + std::to_string(kMaxBeam) + " (got " +
+                                std::to_string(beam) + ")");
   if (nbest < 1 || nbest > beam)
     throw std::invalid_argument("--nbest must be between 1 and --beam " + std::to_string(beam) + " (got " +
                                 std::to_string(nbest) + ")");

@@ -14,14 +14,17 @@ namespace nl {
 
 /// Options of beam search (fairseq-generate's flag names).
 struct GenerationOptions {
-  int64_t beam = 5;          ///< K, hypotheses kept per sentence (1 = greedy)
+  int64_t beam = 5;          ///< K, hypotheses kept per sentence (1 = greedy; at most kMaxBeam)
   double lenpen = 1.0;       ///< length penalty exponent (fairseq --lenpen); < 1 favours short outputs
   double max_len_a = 0.0;    ///< the output may have at most max_len_a * source_length + max_len_b tokens
   int64_t max_len_b = 200;   ///< (both fairseq's defaults; also capped by the model's target positions)
   int64_t min_len = 1;       ///< no </s> before this many tokens
   double unk_penalty = 0.0;  ///< subtracted from <unk>'s log-probability (fairseq --unkpen)
   int64_t nbest = 1;         ///< hypotheses returned per sentence (<= beam)
-  /// Throws std::invalid_argument on beam < 1, nbest outside [1, beam], a negative max_len_b or min_len.
+  /// The largest beam accepted (as `normlab train mt --beam`): memory grows with beam x vocabulary.
+  static constexpr int64_t kMaxBeam = 1000;
+  /// Throws std::invalid_argument on beam outside [1, kMaxBeam], nbest outside [1, beam], a negative
+  /// max_len_b or min_len.
   void validate() const;
 };
 
