@@ -4,7 +4,7 @@
 #include <exception>
 #include <iostream>
 
-#include "backends/cpu/blas_kernels.h"
+#include "backends/runtime.h"
 #include "common/cli_common.h"
 #include "common/command_registry.h"
 #include "version.h"

@@ -9,7 +9,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
-#include "backends/cpu/threads.h"
+#include "backends/runtime.h"
 #include "distributed/data_parallel.h"
 #include "distributed/world.h"
 #include "engine/run_device.h"

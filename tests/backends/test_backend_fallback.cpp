@@ -77,7 +77,7 @@ TEST_CASE("backend fallback: the CPU backend has its own fused kernels", "[backe
 TEST_CASE("backend fallback: composite LayerNorm family matches the fused CPU kernel", "[backend][fallback]") {
   for (DType dt : {DType::Float64, DType::Float32})
     for (int variant = 0; variant < 5; ++variant) {
-      NormKernelOpts o;
+      LayerNormOptions o;
       o.unbiased = variant == 1;
       o.eps_inside = variant != 1;
       o.center = variant != 4;
