@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "nn/norm/factory.h"
+#include "nn/norm/layer_norm.h"
 
 namespace nlapp {
 using json = nlohmann::json;
 
 std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C) {
   return {choice_option("norm", default_norm, nl::norm_names(), "Norm in every norm slot (docs/nn-norms.md lists them)"),
-          choice_option("impl", "fused", {"fused", "composite"},
+          choice_option("impl", nl::norm_impl_name(nl::NormImpl::Fused), nl::norm_impl_names(),
                         "LayerNorm-family implementation: fused kernel or composite of primitive ops + detach nodes"),
           option("C", OptKind::Float, default_C, "AdaNorm's scale C (Xu et al. 2019 Eq. 9); used by --norm adanorm only",
                  0, 1e6, /*lo_open=*/true),

@@ -35,6 +35,7 @@
 // MaskSyncBatchNorm: need_sync = False) never syncs: each GPU used its own batch statistics. PN's ema_gz
 // stays local in either case.
 #include "nn/norm/masked_norm.h"
+#include "nn/norm/norm_options.h"
 
 namespace nl {
 
