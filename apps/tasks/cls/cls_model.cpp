@@ -12,17 +12,22 @@ nl::Variable masked_mean_pool(const nl::Variable& states, const nl::Tensor& padd
     throw std::invalid_argument("masked_mean_pool: states must be [B, T, D] and padding_mask [B, T], got " +
                                 nl::shape_str(states.shape()) + " and " + nl::shape_str(padding_mask.shape()));
   const int64_t B = states.size(0), T = states.size(1);
-  const std::vector<double> pad = padding_mask.to(nl::DType::Float64).to_vector<double>();
-  std::vector<double> keep((size_t)(B * T)), count((size_t)B, 0.0);
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t t = 0; t < T; ++t) count[(size_t)b] += keep[(size_t)(b * T + t)] = pad[(size_t)(b * T + t)] == 0 ? 1 : 0;
-    if (count[(size_t)b] == 0)
-      throw std::invalid_argument("masked_mean_pool: row " + std::to_string(b) +
-                                  " is all padding; every sentence needs at least one token (</s>)");
-  }
   const nl::DType dt = states.dtype();
-  nl::Variable w(nl::Tensor::from_vector(keep, {B, T, 1}).to(dt).to(states.device()));
-  nl::Variable n(nl::Tensor::from_vector(count, {B, 1}).to(dt).to(states.device()));
+  // Made where the states are (no host round trip): keep = 1 on tokens, 0 on padding; n = tokens per row.
+  const nl::Tensor keep = nl::eq(padding_mask.to(nl::DType::Float64), nl::Tensor::scalar(0.0, nl::DType::Float64,
+                                                                                          padding_mask.device()));
+  nl::Tensor count = nl::sum(keep, {1}).reshape({B, 1});
+  if (count.device().is_cpu()) {  // free to check here; on a device an all-padding row divides by 1
+    const std::vector<double> c = count.to_vector<double>();
+    for (int64_t b = 0; b < B; ++b)
+      if (c[(size_t)b] == 0)
+        throw std::invalid_argument("masked_mean_pool: row " + std::to_string(b) +
+                                    " is all padding; every sentence needs at least one token (</s>)");
+  } else {
+    count = nl::clamp_min(count, 1.0);
+  }
+  nl::Variable w(keep.to(dt).reshape({B, T, 1}).to(states.device()));
+  nl::Variable n(count.to(dt).to(states.device()));
   return nl::sum(states * w, {1}) / n;
 }
 
