@@ -2,7 +2,7 @@
 // LN, BN (released), PN-V, PN), Table 2's analogue (lm on PTB, the same four), the batch-size ablation
 // (max_tokens 1024 / 2048 / 4096 with --update-freq keeping 4,096 tokens per update) through the
 // experiment runner, then Figures 2-4 from the batch-statistics probe (ResNet-20 on CIFAR-10 vs the
-// Transformer). Tables, paper numbers and figures live in report/powernorm_report.h.
+// Transformer). Tables and figures live in papers/powernorm_report.h, the paper numbers in report/paper_numbers.h.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -13,8 +13,9 @@
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
+#include "nn/norm/factory.h"
+#include "papers/powernorm_report.h"
 #include "report/atomic_file.h"
-#include "report/powernorm_report.h"
 
 namespace nlapp {
 namespace {
@@ -38,21 +39,19 @@ std::vector<ExperimentRun> build_runs(const PnArgs& a) {
   std::vector<std::pair<int64_t, int64_t>> sizes;
   for (const auto& b : powernorm_ablation_batches())
     if ((b.first == 4096 && has(a.parts, "table1")) || has(a.parts, "ablation")) sizes.push_back(b);
-  // Whether the lm task (another branch) knows --bn-released; without it its batchnorm is plain masked BN.
-  auto lm = registry_task_factory()("lm");
-  const bool lm_released = lm && task_schema(*lm).find("bn_released");
+  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it.
   for (int seed = 1; seed <= a.flags.seeds; ++seed) {
     for (const auto& [tokens, uf] : sizes)
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}, {"data", a.data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
-        if (v == "batchnorm") o["bn_released"] = true;
+        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
         runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
                         {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}}});
       }
     if (has(a.parts, "table2"))
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}};
-        if (v == "batchnorm" && lm_released) o["bn_released"] = true;
+        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
         runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}}});
       }
   }

@@ -20,15 +20,19 @@ std::vector<OptionSpec> norm_settings(const std::string& default_norm, double de
                  1, 65536)};
 }
 
+bool pytorch_twin_has_norm(const std::string& name) {
+  static const std::vector<std::string> twin{"none", "layernorm", "layernorm-simple"};  // the scripts' --norm choices
+  return std::find(twin.begin(), twin.end(), name) != twin.end();
+}
+
 json norm_options(const json& settings) { return norm_options(settings, settings.at("norm").get<std::string>()); }
 
 json norm_options(const json& settings, const std::string& name) {
-  const auto& keys = nl::norm_option_keys(name);
   json o = json::object();
   for (const char* k : {"impl", "C", "groups"})
-    if (std::find(keys.begin(), keys.end(), k) != keys.end() && settings.contains(k)) o[k] = settings[k];
+    if (nl::norm_accepts_option(name, k) && settings.contains(k)) o[k] = settings[k];
   // --bn-released (Transformer tasks) selects batchnorm's "released" reading.
-  if (std::find(keys.begin(), keys.end(), "released") != keys.end() && settings.contains("bn_released"))
+  if (nl::norm_accepts_option(name, "released") && settings.contains("bn_released"))
     o["released"] = settings["bn_released"];
   return o;
 }

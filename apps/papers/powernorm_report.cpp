@@ -1,4 +1,4 @@
-#include "report/powernorm_report.h"
+#include "papers/powernorm_report.h"
 
 #include <cmath>
 #include <map>
@@ -6,6 +6,7 @@
 
 #include "probes/probe_common.h"
 #include "report/markdown_table.h"
+#include "report/paper_numbers.h"
 #include "report/plot_svg.h"
 
 namespace nlapp {
@@ -27,19 +28,8 @@ std::string powernorm_row_label(const std::string& v) {
 }
 
 PaperNumber powernorm_paper(const std::string& column, const std::string& v) {
-  // ../shared/docs/ni-pn-details.md §6.1-6.2. Table 1 (BLEU): PN WMT14 30.1 verified, LN WMT14 = 30.1 - 0.6
-  // derived from two verified facts, PN IWSLT14 35.9 inferred from the released model's 35.87; the rest is
-  // the digest's memory of unreadable tables. Table 2 (PPL): only LN and PN, both unverified.
-  static const std::map<std::string, std::map<std::string, PaperNumber>> t = {
-      {"iwslt14", {{"layernorm", {35.5, 'U'}}, {"batchnorm", {34.4, 'U'}}, {"powernorm-v", {35.5, 'U'}}, {"powernorm", {35.9, 'I'}}}},
-      {"wmt14", {{"layernorm", {29.5, 'D'}}, {"batchnorm", {28.1, 'U'}}, {"powernorm-v", {28.5, 'U'}}, {"powernorm", {30.1, 'V'}}}},
-      {"ptb", {{"layernorm", {53.2, 'U'}}, {"powernorm", {47.6, 'U'}}}},
-      {"wt103", {{"layernorm", {20.9, 'U'}}, {"powernorm", {17.9, 'U'}}}},
-  };
-  auto a = t.find(column);
-  if (a != t.end())
-    if (auto b = a->second.find(v); b != a->second.end()) return b->second;
-  return {std::nan(""), 0};
+  const PaperValue* p = find_paper_value("shen2020", column, v);
+  return p ? PaperNumber{p->value, p->status} : PaperNumber{std::nan(""), 0};
 }
 
 std::string powernorm_paper_text(const PaperNumber& p) {
@@ -79,7 +69,6 @@ PaperCell ours_cell(const std::vector<RunRecord>& records, const std::string& co
     bool match = true;
     for (const auto& [k, x] : extra.items()) match = match && t.contains(k) && t[k] == x;
     if (!match) continue;
-    if (r.status == RunStatus::NotBuilt) c.status = "not built";
     if (r.status == RunStatus::Pending) ++pending;
     if (r.status == RunStatus::Failed) ++failed;
     if (r.status == RunStatus::Diverged) ++c.diverged;
