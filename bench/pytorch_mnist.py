@@ -4,7 +4,7 @@
 Times one full training step (zero_grad, forward, loss, backward, optimizer.step) of the MNIST CNN
 of Xu et al. 2019, appendix A.3, on random data with a fixed seed:
 
-    Conv2d(1,20,5) -> MaxPool2d(2) -> Conv2d(20,50,5) -> MaxPool2d(2) -> flatten (800)
+    Conv2d(1,20,5) -> ReLU -> MaxPool2d(2) -> Conv2d(20,50,5) -> ReLU -> MaxPool2d(2) -> flatten (800)
     -> Linear(800,500) -> norm(500) -> ReLU -> Linear(500,10);  cross-entropy;  Adam lr 1e-3
 
 Run with Debian's own interpreter (python3-torch), e.g.
@@ -20,6 +20,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--norm", choices=["none", "layernorm", "layernorm-simple"], default="layernorm")
     p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--no-conv-relu", action="store_true", help="the network without ReLUs after the convolutions")
     tb.add_common_args(p, steps=300, warmup=30, profile_steps=50)
     args = p.parse_args(argv)
     tb.check_common_args(p, args)
@@ -42,10 +43,11 @@ def make_norm(name, d):
     raise ValueError(name)
 
 
-def make_model(norm):
+def make_model(norm, conv_relu=True):
+    act = nn.ReLU if conv_relu else nn.Identity
     return nn.Sequential(
-        nn.Conv2d(1, 20, 5), nn.MaxPool2d(2),
-        nn.Conv2d(20, 50, 5), nn.MaxPool2d(2),
+        nn.Conv2d(1, 20, 5), act(), nn.MaxPool2d(2),
+        nn.Conv2d(20, 50, 5), act(), nn.MaxPool2d(2),
         nn.Flatten(),
         nn.Linear(800, 500), make_norm(norm, 500), nn.ReLU(),
         nn.Linear(500, 10))
@@ -78,7 +80,7 @@ def main(argv=None):
     import torch
     import torch.nn as nn
     torch.manual_seed(args.seed)
-    model = make_model(args.norm)
+    model = make_model(args.norm, not args.no_conv_relu)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()

@@ -46,13 +46,15 @@ std::vector<ExperimentRun> build_runs(const PnArgs& a) {
         json o = {{"norm", v}, {"seed", seed}, {"data", a.data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
         if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
         runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
-                        {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}}});
+                        {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}},
+                        RegistryKey{"powernorm", "mt-tok" + std::to_string(tokens), v, seed}});
       }
     if (has(a.parts, "table2"))
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}};
         if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
-        runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}}});
+        runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
+                        RegistryKey{"powernorm", "lm-ptb", v, seed}});
       }
   }
   return runs;
@@ -96,6 +98,7 @@ void run(const PnArgs& a) {
   };
   ExperimentOptions opt;
   opt.out = out;
+  opt.registry = registry_root(a.flags.registry);
   opt.budget = experiment_budget(a.flags);
   opt.set = experiment_set(a.flags);
   opt.on_update = write;
@@ -118,7 +121,7 @@ void setup(CLI::App& app) {
                                   "Shen et al. 2020 (PowerNorm): Tables 1-2 analogues, the batch-size ablation and Figures 2-4 "
                                   "(resumes; docs/reproduce.md)");
   auto a = std::make_shared<PnArgs>();
-  add_experiment_flags(sub, a->flags, "results/powernorm");
+  add_experiment_flags(sub, a->flags, "runs/powernorm");
   sub->add_option("--parts", a->parts, "What to run, comma-separated (default all: table1, table2, ablation, probes)")
       ->delimiter(',')
       ->check(CLI::IsMember(kParts));

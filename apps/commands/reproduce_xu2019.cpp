@@ -34,26 +34,10 @@ void write_outputs(const fs::path& out, const XuArgs& a, const std::vector<XuCol
 
 void run(const XuArgs& a) {
   std::vector<XuColumn> cols = xu2019_columns(a.paths);
-  std::vector<ExperimentRun> runs;
-  for (int seed = 1; seed <= a.flags.seeds; ++seed)
-    for (const auto& c : cols) {
-      if (c.key.empty() || std::find(a.tasks.begin(), a.tasks.end(), c.key) == a.tasks.end()) continue;
-      for (const auto& v : xu2019_variants()) {
-        json o = c.overrides;
-        o["norm"] = v;
-        o["seed"] = seed;
-        runs.push_back({c.key + "/" + v + "-seed" + std::to_string(seed), c.task, c.config, o,
-                        {{"column", c.key}, {"variant", v}, {"seed", seed}}});
-      }
-    }
-  // Columns not asked for are shown as not run.
-  for (auto& c : cols)
-    if (!c.key.empty() && std::find(a.tasks.begin(), a.tasks.end(), c.key) == a.tasks.end()) {
-      c.not_run = "not run: left out by --tasks";
-      c.key.clear();
-    }
+  const std::vector<ExperimentRun> runs = xu2019_runs(cols, a.tasks, a.flags.seeds);
   ExperimentOptions opt;
   opt.out = a.flags.out;
+  opt.registry = registry_root(a.flags.registry);
   opt.budget = experiment_budget(a.flags);
   opt.set = experiment_set(a.flags);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_outputs(opt.out, a, cols, rec); };
@@ -69,7 +53,7 @@ void setup(CLI::App& app) {
                                   "Xu et al. 2019 Tables 1-4 and Figures 1-3: every CPU-scale column x the seven LayerNorm "
                                   "variants x seeds (resumes; docs/reproduce.md)");
   auto a = std::make_shared<XuArgs>();
-  add_experiment_flags(sub, a->flags, "results/xu2019");
+  add_experiment_flags(sub, a->flags, "runs/xu2019");
   std::string keys;
   for (const auto& k : xu2019_task_keys()) keys += (keys.empty() ? "" : ", ") + k;
   sub->add_option("--tasks", a->tasks, "Columns to run, comma-separated (default all: " + keys + ")")

@@ -3,12 +3,23 @@
 namespace nlapp {
 using json = nlohmann::json;
 
+void add_registry_flags(CLI::App* cmd, RegistryFlags& f) {
+  cmd->add_option("--registry", f.root,
+                  "Results registry: a run whose record there has the same settings is not redone, and every "
+                  "finished run is recorded there (<DIR>/<group>/<column>/<variant>/seed<N>.json)")
+      ->capture_default_str();
+  cmd->add_flag("--no-registry", f.off, "Neither read nor write the registry: train every run (in --out)");
+}
+
+std::string registry_root(const RegistryFlags& f) { return f.off ? "" : f.root; }
+
 void add_experiment_flags(CLI::App* cmd, ExperimentFlags& f, const std::string& default_out) {
   f.out = default_out;
+  add_registry_flags(cmd, f.registry);
   cmd->add_option("--seeds", f.seeds, "Seeds 1..N per run [a whole number from 1 to 100]")
       ->check(CLI::Range(1, 100).description(""))
       ->capture_default_str();
-  cmd->add_option("--out", f.out, "Results folder (runs/<label>/ per run, results.md, results.json, SVG figures)")
+  cmd->add_option("--out", f.out, "Working folder (runs/<label>/ per run with its checkpoints, results.md, results.json, SVG figures)")
       ->capture_default_str();
   cmd->add_option("--max-update", f.max_update,
                   "Budget: stop every run after this many updates (0: no limit; default: each config's own) "

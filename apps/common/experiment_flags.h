@@ -12,19 +12,32 @@
 
 namespace nlapp {
 
+/// Where a reproduction reads and records finished runs (engine/registry.h).
+struct RegistryFlags {
+  std::string root = "results";  ///< --registry DIR
+  bool off = false;              ///< --no-registry: train everything, record nothing
+};
+
+/// Adds --registry DIR and --no-registry to `cmd`.
+void add_registry_flags(CLI::App* cmd, RegistryFlags& f);
+
+/// The registry root for ExperimentOptions::registry: "" with --no-registry.
+std::string registry_root(const RegistryFlags& f);
+
 /// Values of the shared flags.
 struct ExperimentFlags {
-  int seeds = 1;
+  int seeds = 3;
   std::string out;
   int64_t max_update = -1;  ///< -1: each config's own
   int64_t max_epoch = -1;   ///< -1: each config's own
   int threads = 1;
   bool quiet = false;
   std::vector<std::string> set;  ///< --set KEY=VALUE texts
+  RegistryFlags registry;
 };
 
-/// Adds --seeds, --out (default `default_out`), --max-update, --max-epoch, --threads, --quiet and
-/// --set KEY=VALUE (repeatable) to `cmd`.
+/// Adds --seeds, --out (default `default_out`), --max-update, --max-epoch, --threads, --quiet,
+/// --set KEY=VALUE (repeatable), --registry and --no-registry to `cmd`.
 void add_experiment_flags(CLI::App* cmd, ExperimentFlags& f, const std::string& default_out);
 
 /// The settings applied to every run: max_update / max_epoch when given, threads, quiet.

@@ -24,6 +24,7 @@ std::string status_name(RunStatus s) {
     case RunStatus::Done: return "done";
     case RunStatus::Diverged: return "diverged";
     case RunStatus::Failed: return "failed";
+    case RunStatus::NotRun: return "not run";
   }
   return "?";
 }
@@ -59,14 +60,17 @@ json experiment_settings(const Task& task, const ExperimentRun& run, const Exper
   return s;
 }
 
-bool same_experiment(const json& a, const json& b) {
+bool same_experiment(const json& a, const json& b, const json& defaults) {
   static const std::set<std::string> volatile_keys = {"out", "resume", "quiet", "threads", "detect_anomaly", "device"};
-  auto strip = [](json j) {
+  auto strip = [&](json j, const json& other) {
     if (!j.is_object()) return j;
     for (const auto& k : volatile_keys) j.erase(k);
+    if (other.is_object())  // a key only the other side has: this side ran with the default
+      for (const auto& [k, v] : other.items())
+        if (!j.contains(k) && defaults.contains(k) && !volatile_keys.count(k)) j[k] = defaults[k];
     return j;
   };
-  return strip(a) == strip(b);
+  return strip(a, b) == strip(b, a);
 }
 
 namespace {
@@ -103,6 +107,14 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
   std::map<std::string, std::unique_ptr<Task>> tasks;
   std::vector<RunRecord> rec(runs.size());
   std::vector<json> settings(runs.size());
+  std::vector<bool> registry_conflict(runs.size(), false);
+  auto use_registry = [&](size_t i) { return !opt.registry.empty() && runs[i].registry.has_value(); };
+  // A finished run's record, written once (not over a record of other settings).
+  auto record = [&](size_t i) {
+    if (opt.dry || !use_registry(i) || registry_conflict[i] || rec[i].from_registry || !rec[i].result.is_object()) return;
+    const fs::path p = write_registry_record(opt.registry, *runs[i].registry, make_registry_record(rec[i].result, *runs[i].registry));
+    log << "  registry: " << p.string() << "\n";
+  };
   for (size_t i = 0; i < runs.size(); ++i) {
     rec[i].run = runs[i];
     rec[i].folder = opt.out / "runs" / runs[i].label;
@@ -112,7 +124,20 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
       throw std::invalid_argument("experiment run '" + runs[i].label + "': unknown task '" + runs[i].task +
                                   "' (normlab train --help lists the tasks)");
     settings[i] = experiment_settings(*it->second, runs[i], opt);
-    json done = finished_result(rec[i].folder, settings[i]);
+    json done;
+    if (use_registry(i)) {
+      const json r = read_registry_record(opt.registry, *runs[i].registry);
+      if (!r.is_null() && same_experiment(r["settings"], settings[i], task_schema(*it->second).defaults())) {
+        done = r;
+        rec[i].from_registry = true;
+      } else if (!r.is_null()) {
+        registry_conflict[i] = true;
+        log << "  registry: " << (opt.registry / runs[i].registry->relative_path()).string()
+            << " holds a run with other settings; it is kept, and run '" << runs[i].label
+            << "' is not recorded there (delete that record to replace it)\n";
+      }
+    }
+    if (done.is_null()) done = finished_result(rec[i].folder, settings[i]);
     if (!done.is_null()) {
       rec[i].reused = true;
       rec[i].result = done;
@@ -121,12 +146,20 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
       if (div) rec[i].message = done.value("error", "");
     }
   }
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (rec[i].reused) record(i);
   for (const auto& [k, text] : opt.set) {
     bool known = false;
     for (const auto& [name, t] : tasks) known = known || (t && task_schema(*t).find(k));
     if (!known)
       throw std::invalid_argument("--set " + k + "=" + text + ": no task of this experiment has a setting '" + k +
                                   "' (normlab train TASK --help lists a task's settings, with '_' written as '-')");
+  }
+  if (opt.dry) {
+    for (auto& r : rec)
+      if (r.status == RunStatus::Pending) r.status = RunStatus::NotRun;
+    if (opt.on_update) opt.on_update(rec);
+    return rec;
   }
   // Every data set the pending runs need, loaded once now: a missing one stops the experiment here.
   std::set<std::string> checked;
@@ -170,9 +203,8 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
     } catch (const TrainingDiverged& e) {
       rec[i].status = RunStatus::Diverged;
       rec[i].message = e.what();
-      rec[i].result = {{"settings", s}, {"diverged", true}, {"error", e.what()}, {"update", e.update},
-                       {"task", runs[i].task}, {"data", task.data_summary()}};
-      write_file_atomic(rec[i].folder / "results.json", rec[i].result.dump(2) + "\n");
+      std::ifstream in(rec[i].folder / "results.json");  // the Trainer's record of the divergence
+      rec[i].result = json::parse(in);
       log << "  " << runs[i].label << " diverged: " << e.what() << "\n";
     } catch (const std::exception& e) {
       rec[i].status = RunStatus::Failed;
@@ -180,6 +212,7 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
       log << "  " << runs[i].label << " failed: " << e.what() << "\n";
     }
     rec[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+    if (rec[i].status == RunStatus::Done || rec[i].status == RunStatus::Diverged) record(i);
     trained_s += rec[i].seconds;
     ++trained;
     if (opt.on_update) opt.on_update(rec);

@@ -2,6 +2,9 @@
 // The one experiment runner of every `normlab reproduce ...` command: a list of runs (task name,
 // config, settings overrides, label), each trained by the one Trainer in its own folder
 // <out>/runs/<label>/ (config.json, metrics.jsonl, checkpoints, results.json).
+//   - A run with a registry key (engine/registry.h) whose record in the registry has the same settings is
+//     not redone: the committed results serve, and a finished run's record is written there (never over
+//     a record of other settings: that is reported and left alone).
 //   - A run whose results.json exists with the same settings is not redone (loaded instead); one
 //     interrupted mid-way continues from its checkpoint_last (every run is started with --resume),
 //     and one whose run length (--max-update / --max-epoch) was raised trains on from where it stopped.
@@ -20,11 +23,13 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/registry.h"
 #include "engine/task.h"
 
 namespace nlapp {
@@ -36,12 +41,13 @@ struct ExperimentRun {
   std::string config;  ///< config name or path ("" = apps/configs/<task>/default.json or built-in defaults)
   nlohmann::json overrides = nlohmann::json::object();  ///< settings applied after the config (checked by the schema)
   nlohmann::json tags = nlohmann::json::object();       ///< free-form facts for the tables (column, variant, seed)
+  std::optional<RegistryKey> registry;  ///< where its record lives in the results registry (none: not registered)
 };
 
-/// Where a run stands.
-enum class RunStatus { Pending, Done, Diverged, Failed };
+/// Where a run stands (NotRun: unfinished, in a look-up-only experiment, ExperimentOptions::dry).
+enum class RunStatus { Pending, Done, Diverged, Failed, NotRun };
 
-/// "pending", "done", "diverged" or "failed".
+/// "pending", "done", "diverged", "failed" or "not run".
 std::string status_name(RunStatus s);
 
 /// The outcome of one run.
@@ -53,6 +59,7 @@ struct RunRecord {
   nlohmann::json result;
   std::string message;   ///< Diverged / Failed: why, in words
   bool reused = false;   ///< finished before this process started (loaded, not redone)
+  bool from_registry = false;  ///< the result came from the registry record
   double seconds = 0;    ///< wall time of this process's training of the run (0 when reused)
   std::filesystem::path folder;
 
@@ -75,6 +82,11 @@ struct ExperimentOptions {
   /// registered task of the experiment has is an error.
   std::map<std::string, std::string> set;
   std::ostream* log = nullptr;  ///< progress lines (nullptr: std::cout)
+  /// The results registry's root (engine/registry.h); empty: runs are neither looked up nor recorded there.
+  std::filesystem::path registry = "results";
+  /// Look up only (what `normlab report` does): finished runs come from the registry and the run folders;
+  /// nothing is trained and no data is loaded; the others are NotRun.
+  bool dry = false;
   /// Called after the existing results are loaded and after every run, with all records so far
   /// (what the command uses to rewrite its tables).
   std::function<void(const std::vector<RunRecord>&)> on_update;
@@ -92,7 +104,10 @@ nlohmann::json experiment_settings(const Task& task, const ExperimentRun& run, c
 
 /// The settings of two runs are the same experiment: equal on every key except those that only
 /// change where and how a run prints or resumes (out, resume, quiet, threads, detect_anomaly, device).
-bool same_experiment(const nlohmann::json& a, const nlohmann::json& b);
+/// With `defaults` (a schema's defaults), a key that only one side has counts as equal when its value is
+/// the default (a record written before that setting existed ran with what the default now does).
+bool same_experiment(const nlohmann::json& a, const nlohmann::json& b,
+                     const nlohmann::json& defaults = nlohmann::json::object());
 
 /// Runs every run in order as the file comment describes and returns their records (same order).
 /// Throws std::invalid_argument on duplicate labels, bad overrides or an unknown --set key, std::runtime_error from a task's

@@ -19,6 +19,7 @@
 #include "report/atomic_file.h"
 #include "report/metrics_log.h"
 #include "report/progress.h"
+#include "report/run_environment.h"
 
 namespace nlapp {
 using json = nlohmann::json;
@@ -126,13 +127,14 @@ struct Trainer::State {
   std::vector<std::pair<int64_t, double>> train_loss;
   std::vector<std::pair<double, double>> valid_curve;
   double last_valid_pos = -1;
+  double train_seconds = 0;  ///< wall time of training up to this state, summed over the processes that resumed it
 
   json to_json() const {
     return {{"epoch", epoch},         {"next_batch", next_batch}, {"updates", updates},
             {"best", std::isnan(best) ? json() : json(best)}, {"best_epoch", best_epoch},
             {"best_update", best_update}, {"loss_acc", loss_acc},   {"loss_n", loss_n},
             {"finished", finished},   {"train_loss", train_loss}, {"valid_curve", valid_curve},
-            {"last_valid_pos", last_valid_pos}};
+            {"last_valid_pos", last_valid_pos}, {"train_seconds", train_seconds}};
   }
   static State from_json(const json& j, const std::string& file) {
     State s;
@@ -149,6 +151,7 @@ struct Trainer::State {
       s.train_loss = j.at("train_loss").get<decltype(s.train_loss)>();
       s.valid_curve = j.at("valid_curve").get<decltype(s.valid_curve)>();
       s.last_valid_pos = j.at("last_valid_pos");
+      s.train_seconds = j.value("train_seconds", 0.0);  // absent in checkpoints written before 2026-11-26
     } catch (const json::exception& e) {
       throw std::runtime_error("cannot resume from " + file + ": its training state is incomplete (" + e.what() +
                                "); start a new run in another --out, or delete the file");
@@ -354,12 +357,38 @@ void Trainer::write_metrics(const json& record) {
   ++metrics_lines_;
 }
 
+namespace {
+// The name of the first parameter of `model` holding a NaN or an infinity ("" if none). One reduction
+// per parameter (0·x sums to NaN exactly when x has a non-finite element); called at validation only.
+std::string first_non_finite_parameter(const nl::Module& model) {
+  nl::NoGradGuard ng;
+  for (const auto& [name, p] : model.named_parameters())
+    if (!std::isfinite(nl::sum(nl::affine(p.data(), 0.0, 0.0)).item()))
+      return name;
+  return "";
+}
+}  // namespace
+
 void Trainer::validate(State& st, double epoch_pos) {
   if (st.last_valid_pos == epoch_pos) return;  // already validated at this point
   st.last_valid_pos = epoch_pos;
   Metrics m = evaluate("valid");
   const auto& info = task_.info();
   const double v = m.at(info.metric);
+  // A NaN the training loss did not show (a parameter that no batch reaches, or an activation hidden
+  // by an arg-max) makes the run diverged here, not a run that trains on with broken weights.
+  const std::string bad = first_non_finite_parameter(*model_);
+  std::string bad_metric;
+  for (const auto& [k, x] : m)
+    if (!std::isfinite(x)) bad_metric = k;
+  if (!bad.empty() || !bad_metric.empty())
+    throw TrainingDiverged(
+        (!bad.empty() ? "parameter '" + bad + "' holds a NaN or an infinity"
+                      : "validation " + bad_metric + " is " + std::to_string(m.at(bad_metric))) +
+            " at update " + std::to_string(st.updates) + " (epoch " + std::to_string(epoch_pos) +
+            "): the run stopped. Lower --lr, set --clip-norm, or rerun with --detect-anomaly to name the first op that "
+            "produced a non-finite value",
+        st.updates);
   st.valid_curve.push_back({epoch_pos, v});
   json rec = {{"update", st.updates}, {"epoch", epoch_pos}};
   for (const auto& [k, x] : m) rec["valid_" + k] = x;
@@ -431,10 +460,19 @@ bool Trainer::try_resume(State& st) {
 }
 
 RunResult Trainer::run() {
-  if (!pg_ || pg_->world_size() == 1) return run_loop();
   try {
     return run_loop();
-  } catch (const std::exception& e) {  // the other ranks would wait for this one forever
+  } catch (const TrainingDiverged& e) {
+    // The run's record says so (train and reproduce alike); a distributed job stops on every rank,
+    // since every rank saw the same all-reduced loss or parameters.
+    if (root()) {
+      json rec = {{"task", task_.info().name}, {"settings", settings_}, {"diverged", true}, {"error", e.what()},
+                  {"update", e.update}, {"data", task_.data_summary()}};
+      write_file_atomic(out() / "results.json", rec.dump(2) + "\n");
+    }
+    throw;
+  } catch (const std::exception& e) {
+    if (!pg_ || pg_->world_size() == 1) throw;  // the other ranks would wait for this one forever
     pg_->abort(std::string("error: ") + e.what() + "\n(aborting every rank of the job)");
     throw;  // not reached: abort ends the job (GCC does not carry [[noreturn]] through the virtual call)
   }
@@ -516,6 +554,8 @@ RunResult Trainer::run_loop() {
     throw TrainingDiverged(msg.str(), first_unread);
   };
   const auto t0 = std::chrono::steady_clock::now();
+  const double seconds0 = st.train_seconds;  // what earlier processes trained
+  auto train_clock = [&] { return seconds0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   while (!st.finished) {
     if (st.epoch >= max_epoch || (max_update > 0 && st.updates >= max_update)) {
       st.finished = true;
@@ -585,7 +625,10 @@ RunResult Trainer::run_loop() {
     const bool save_e = end_of_epoch && save_ep > 0 && st.epoch % save_ep == 0;
     if (save_e || interval || end_of_epoch || st.finished) read_losses(n);  // no checkpoint of a diverged run
     if (save_e) save_epoch(st.epoch, st.updates);
-    if (interval || end_of_epoch || st.finished) save_last(st, interval);
+    if (interval || end_of_epoch || st.finished) {
+      st.train_seconds = train_clock();
+      save_last(st, interval);
+    }
   }
   progress_->finish();
 
@@ -597,12 +640,16 @@ RunResult Trainer::run_loop() {
   r.best_epoch = st.best_epoch;
   r.train_loss = st.train_loss;
   r.valid_curve = st.valid_curve;
-  r.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.train_seconds = st.finished ? st.train_seconds : train_clock();
   r.items_per_s = progress_->items_per_second();
   if (!root()) return r;  // rank 0 tests and writes the results
   // The batch-statistics probes set no_test: their records are the product, a test pass would only cost time.
+  const auto test0 = std::chrono::steady_clock::now();
   if (!best_.empty() && !s.value("no_test", false)) r.test = task_.final_test(*model_, best_, s);
   json res = r.to_json();
+  res["test_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - test0).count();
+  res["precision"] = "float32";
+  res["environment"] = run_environment((int)geti(s, "threads"));
   res["task"] = info.name;
   res["data"] = task_.data_summary();
   res["metric"] = info.metric;

@@ -169,9 +169,8 @@ std::string format_powernorm_report(const std::vector<RunRecord>& records, const
      << "warmup_iters = --warmup-updates (with the warm-up double running update), approximate backward with dx "
      << "divided by the batch ψ_B, GroupScaling (groups = heads) before it; BN: the released MaskSyncBatchNorm "
      << "(`--bn-released`: layer scaling, pads filled with the channel mean, momentum 0.05); batch-statistic norms "
-     << "in the encoder only, the decoder keeps LayerNorm (the mt task's rule, as the code). Paper numbers carry "
-     << "their status from ../shared/docs/ni-pn-details.md §6: [V] verified, [D] derived from verified facts, [I] "
-     << "inferred, [U] unverified (tables not readable); n/a = no number known. Each cell: ours, mean ± std over "
+     << "in the encoder only, the decoder keeps LayerNorm (the mt task's rule, as the code). Paper numbers: "
+     << "Tables 1-2 of the paper ([V]: read from its text); n/a = no number in the paper. Each cell: ours, mean ± std over "
      << "seeds, then the paper's.\n\n";
   md << "## Table 1 analogue: machine translation, test BLEU\n\n"
      << format_paper_table("Model", powernorm_table_columns(1), powernorm_table_rows(1, records)) << "\n"

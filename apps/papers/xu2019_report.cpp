@@ -1,11 +1,13 @@
 #include "papers/xu2019_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "nn/norm/factory.h"
+#include "report/markdown_table.h"
 #include "report/paper_numbers.h"
 #include "report/plot_svg.h"
 
@@ -33,6 +35,25 @@ std::vector<XuColumn> xu2019_columns(const XuPaths& p) {
   c.push_back({"ptb", "PTB UAS (+)", "PTB WSJ §23, Chen & Manning MLP parser", true, "parse", "UD English EWT (stands in for PTB)",
                "parse", "ud-ewt", {{"data", root + "/ud-english-ewt"}}, "uas", ""});
   return c;
+}
+
+std::vector<ExperimentRun> xu2019_runs(std::vector<XuColumn>& cols, const std::vector<std::string>& tasks, int seeds) {
+  auto asked = [&](const XuColumn& c) { return std::find(tasks.begin(), tasks.end(), c.key) != tasks.end(); };
+  std::vector<ExperimentRun> runs;
+  for (int seed = 1; seed <= seeds; ++seed)
+    for (const auto& c : cols) {
+      if (c.key.empty() || !asked(c)) continue;
+      for (const auto& v : xu2019_variants()) {
+        json o = c.overrides;
+        o["norm"] = v;
+        o["seed"] = seed;
+        runs.push_back({c.key + "/" + v + "-seed" + std::to_string(seed), c.task, c.config, o,
+                        {{"column", c.key}, {"variant", v}, {"seed", seed}}, RegistryKey{"xu2019", c.key, v, seed}});
+      }
+    }
+  for (auto& c : cols)
+    if (!c.key.empty() && !asked(c)) c.not_run = "not run: left out by --tasks";
+  return runs;
 }
 
 std::vector<std::string> xu2019_task_keys() { return {"mt", "lm", "rt", "sst5", "mnist", "parse"}; }
@@ -68,11 +89,90 @@ const std::vector<XuTable>& xu2019_tables() {
 
 std::vector<std::string> xu2019_variants() { return nl::layernorm_family_names(); }
 
+const std::vector<Comparison>& xu2019_comparisons() {
+  static const std::vector<Comparison> c = {
+      {"T1-ln-vs-none", "Table 1", "layernorm", "none"},
+      {"T1-simple-vs-ln", "Table 1", "layernorm-simple", "layernorm"},
+      {"T2-detach-vs-none", "Table 2 (top)", "detachnorm", "none"},
+      {"T2-simple-vs-detach", "Table 2 (bottom)", "layernorm-simple", "detachnorm"},
+      {"T3-mean-vs-simple", "Table 3", "detach-mean", "layernorm-simple"},
+      {"T3-var-vs-simple", "Table 3", "detach-variance", "layernorm-simple"},
+      {"T3-mean-vs-var", "Table 3", "detach-mean", "detach-variance"},
+      {"T4-ada-vs-ln", "Table 4", "adanorm", "layernorm"},
+  };
+  return c;
+}
+
+namespace {
+const XuColumn* column_by_key(const std::vector<XuColumn>& columns, const std::string& key) {
+  for (const auto& c : columns)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+// "RT acc (+)" -> "RT"
+std::string short_title(const XuColumn& c) { return c.paper_title.substr(0, c.paper_title.find(' ')); }
+}  // namespace
+
+std::vector<Claim> xu2019_claims(const std::vector<XuColumn>& columns) {
+  std::vector<ClaimColumn> cc;
+  for (const auto& c : columns)
+    if (!c.key.empty()) cc.push_back({c.key, short_title(c), c.higher_is_better});
+  auto id_of = [&](const std::string& key) { return column_by_key(columns, key)->id; };
+  return derive_claims(
+      xu2019_comparisons(), cc, [&](const std::string& key, const std::string& v) { return xu2019_paper(id_of(key), v); },
+      [&](const std::string& key, const std::string& v) { return xu2019_paper_diverged(id_of(key), v); });
+}
+
+ClaimCell xu2019_claim_cell(const XuColumn& col, const std::string& v, const std::vector<RunRecord>& records) {
+  ClaimCell cell;
+  for (const auto& r : records) {
+    if (r.run.tags.value("column", "") != col.key || r.run.tags.value("variant", "") != v) continue;
+    if (r.status == RunStatus::Diverged) ++cell.diverged;
+    if (r.status == RunStatus::Done) {
+      double x = r.test_metric(col.metric);
+      if (std::isnan(x)) x = r.test_metric(r.result.value("metric", col.metric));
+      if (!std::isnan(x)) cell.values.push_back(x);
+    }
+  }
+  return cell;
+}
+
+std::string format_xu2019_claims(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records) {
+  auto paper_text = [](double x, bool div) { return div ? std::string("Diverge") : format_fixed(x, 2); };
+  auto ours_text = [](const ClaimCell& c, int prec) {
+    if (c.values.empty()) return c.diverged ? std::string("diverged") : std::string("—");
+    return format_mean_std(c.values, prec) + (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
+  };
+  std::vector<std::vector<std::string>> rows;
+  std::vector<ClaimVerdict> verdicts;
+  for (const auto& c : xu2019_claims(columns)) {
+    const XuColumn& col = *column_by_key(columns, c.column);
+    const int prec = col.metric == "bpc" ? 3 : 2;
+    const ClaimCell b = xu2019_claim_cell(col, c.better, records), w = xu2019_claim_cell(col, c.worse, records);
+    const ClaimVerdict v = judge_claim(c, b, w);
+    verdicts.push_back(v);
+    rows.push_back({c.id, c.source, c.statement(),
+                    paper_text(c.paper_better, c.paper_better_diverged) + " vs " + paper_text(c.paper_worse, c.paper_worse_diverged),
+                    ours_text(b, prec) + " vs " + ours_text(w, prec), std::isnan(v.diff) ? "—" : format_fixed(v.diff, prec),
+                    std::isnan(v.p) ? "—" : format_fixed(v.p, 3), std::string("**") + verdict_name(v.verdict) + "**" +
+                    (v.note.empty() ? "" : " (" + v.note + ")")});
+  }
+  std::ostringstream md;
+  md << "Xu et al. 2019, claims of Tables 1-4 in the columns we run: " << verdict_summary(verdicts)
+     << ". A claim holds when our difference has the paper's sign and Welch's t-test over seeds gives p < 0.05, "
+        "is reversed when significant the other way, and is inconclusive otherwise.\n\n";
+  const std::vector<std::string> head = {"claim", "source", "statement", "paper", "ours (mean ± std)", "difference", "p", "verdict"};
+  std::vector<Align> align(head.size(), Align::Left);
+  align[5] = align[6] = Align::Right;
+  md << markdown_table(head, rows, align);
+  return md.str();
+}
+
 namespace {
 std::vector<PaperColumn> paper_columns(const std::vector<XuColumn>& columns) {
   std::vector<PaperColumn> pc;
   for (const auto& c : columns)
-    pc.push_back({c.id, c.paper_title + " · ours: " + (c.key.empty() ? "not run" : c.ours), c.higher_is_better, c.metric == "bpc" ? 3 : 2});
+    pc.push_back({c.id, c.paper_title + " · ours: " + (!c.not_run.empty() ? "not run" : c.ours), c.higher_is_better, c.metric == "bpc" ? 3 : 2});
   return pc;
 }
 
@@ -80,15 +180,16 @@ PaperCell cell(const XuColumn& col, const std::string& v, const std::vector<RunR
   PaperCell c;
   c.paper = xu2019_paper(col.id, v);
   if (xu2019_paper_diverged(col.id, v)) c.paper_text = "Diverge";
-  if (col.key.empty()) {
+  if (!col.not_run.empty()) {
     c.status = "not run";
     return c;
   }
-  int pending = 0, failed = 0;
+  int pending = 0, failed = 0, not_run = 0;
   for (const auto& r : records) {
     if (r.run.tags.value("column", "") != col.key || r.run.tags.value("variant", "") != v) continue;
     if (r.status == RunStatus::Pending) ++pending;
     if (r.status == RunStatus::Failed) ++failed;
+    if (r.status == RunStatus::NotRun) ++not_run;
     if (r.status == RunStatus::Diverged) ++c.diverged;
     if (r.status == RunStatus::Done) {
       double x = r.test_metric(col.metric);
@@ -96,7 +197,8 @@ PaperCell cell(const XuColumn& col, const std::string& v, const std::vector<RunR
       c.ours.push_back(x);
     }
   }
-  if (c.status.empty() && c.ours.empty() && !c.diverged && (pending || failed)) c.status = failed ? "failed" : "pending";
+  if (c.status.empty() && c.ours.empty() && !c.diverged && (pending || failed || not_run))
+    c.status = failed ? "failed" : pending ? "pending" : "not run";
   return c;
 }
 }  // namespace
@@ -113,17 +215,25 @@ std::vector<PaperRow> xu2019_rows(const XuTable& table, const std::vector<XuColu
   return rows;
 }
 
+std::string format_xu2019_tables(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records,
+                                 const std::string& heading) {
+  std::ostringstream md;
+  const auto pc = paper_columns(columns);
+  for (const auto& t : xu2019_tables()) {
+    md << heading << t.name << "\n\n" << t.caption << "\n\n";
+    md << format_paper_table("Models", pc, xu2019_rows(t, columns, records)) << "\n";
+  }
+  return md.str();
+}
+
 std::string format_xu2019_report(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records, const std::string& setup) {
   std::ostringstream md;
   md << "# Xu et al. 2019, Tables 1-4 at CPU scale\n\n"
      << setup << "\n\nEach cell: ours, mean ± std over the seeds that finished (test metric of the task's checkpoint "
      << "selection), then the paper's number. Ours run smaller models on smaller or other data sets (named in each header "
      << "and listed below): compare the ordering of the rows, not the numbers.\n\n";
-  const auto pc = paper_columns(columns);
-  for (const auto& t : xu2019_tables()) {
-    md << "## " << t.name << "\n\n" << t.caption << "\n\n";
-    md << format_paper_table("Models", pc, xu2019_rows(t, columns, records)) << "\n";
-  }
+  md << format_xu2019_tables(columns, records, "## ");
+  md << "## Claims and verdicts\n\n" << format_xu2019_claims(columns, records) << "\n";
   md << "## Data of each column\n\n";
   for (const auto& c : columns) {
     std::string data;
@@ -133,7 +243,7 @@ std::string format_xu2019_report(const std::vector<XuColumn>& columns, const std
         break;
       }
     md << "- **" << c.paper_title << "**: paper: " << c.paper_data << "; ours: ";
-    if (c.key.empty())
+    if (!c.not_run.empty())
       md << c.not_run;
     else
       md << c.ours << " (task `" << c.task << "`, config `" << c.config << "`)" << (data.empty() ? "" : ": " + data);

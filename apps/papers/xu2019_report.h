@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/experiment.h"
+#include "report/claims.h"
 #include "report/paper_table.h"
 
 namespace nlapp {
@@ -25,7 +26,7 @@ struct XuColumn {
   std::string task, config;  ///< the task and its config
   nlohmann::json overrides = nlohmann::json::object();  ///< extra settings (e.g. the MNIST folder)
   std::string metric;        ///< test metric key: bleu, bpc, acc, uas
-  std::string not_run;       ///< why a column without `key` is not run
+  std::string not_run;       ///< why the column is not run (no stand-in at CPU scale, or left out by --tasks); "" = run
 };
 
 /// Where the command finds data: `data_root` holds the shared raw data (../shared/data), `data_bin`
@@ -37,6 +38,12 @@ struct XuPaths {
 
 /// The eight columns in the paper's order.
 std::vector<XuColumn> xu2019_columns(const XuPaths& paths);
+
+/// The runs of the columns in `tasks` (xu2019_task_keys names) × the seven variants × seeds 1..`seeds`,
+/// labelled "<key>/<variant>-seed<n>", tagged {column, variant, seed}, registered as
+/// xu2019/<key>/<variant>/seed<n>. The columns with a key not in `tasks` are marked not run ("left out
+/// by --tasks").
+std::vector<ExperimentRun> xu2019_runs(std::vector<XuColumn>& columns, const std::vector<std::string>& tasks, int seeds);
 
 /// The --tasks names that run something (mt, lm, rt, sst5, mnist, parse).
 std::vector<std::string> xu2019_task_keys();
@@ -68,6 +75,26 @@ std::vector<std::string> xu2019_variants();
 /// before any seed finished.
 std::vector<PaperRow> xu2019_rows(const XuTable& table, const std::vector<XuColumn>& columns,
                                   const std::vector<RunRecord>& records);
+
+/// The comparisons of Tables 1-4 (LayerNorm vs w/o Norm, LayerNorm-simple vs LayerNorm, DetachNorm vs
+/// w/o Norm, LayerNorm-simple vs DetachNorm, detach-mean / detach-variance vs LayerNorm-simple, detach-mean
+/// vs detach-variance, AdaNorm vs LayerNorm).
+const std::vector<Comparison>& xu2019_comparisons();
+
+/// Every claim of xu2019_comparisons() in every column we run (columns with a key), the direction taken
+/// from the paper's numbers of the column that ours stands in for (derive_claims).
+std::vector<Claim> xu2019_claims(const std::vector<XuColumn>& columns);
+
+/// Our cell of (column key, variant) from the records: finished seeds' test metric and diverged seeds.
+ClaimCell xu2019_claim_cell(const XuColumn& column, const std::string& variant, const std::vector<RunRecord>& records);
+
+/// The claims section of results.md: one summary line ("Xu et al. 2019: 3 hold, ...") and a table of
+/// every claim with the paper's numbers, ours (mean ± std), the difference, p and the verdict.
+std::string format_xu2019_claims(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records);
+
+/// Tables 1-4 (five tables), each under `heading` + its name (e.g. "## Table 1") with the paper's caption.
+std::string format_xu2019_tables(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records,
+                                 const std::string& heading);
 
 /// The whole results.md: a header (`setup`: one line on budget and seeds), the five tables, the data
 /// of every column (ours from the runs' data summaries, the paper's) and the list of figures.

@@ -2,10 +2,9 @@
 //   xu2019:   en-de (WMT14, big), de-en (IWSLT14), en-vi (IWSLT15) BLEU; enwiki8 BPC; rt, sst5 test
 //             accuracy %; mnist accuracy %; ptb UAS (Chen & Manning parser) — Xu et al. 2019, Tables 1-4
 //             (RT / SST5 from the poster table of seed-code.md 1.6 and Table 3);
-//   shen2020: iwslt14, wmt14 BLEU (Table 1), ptb, wt103 test PPL (Table 2), with the verification status
-//             of ../shared/docs/ni-pn-details.md §6.1-6.2: PN WMT14 30.1 verified, LN WMT14 = 30.1 - 0.6
-//             derived from two verified facts, PN IWSLT14 35.9 inferred from the released model's 35.87,
-//             the rest the digest's memory of unreadable tables;
+//   shen2020: iwslt14 (De-En), wmt14 (En-De) BLEU (Table 1), ptb, wt103 test PPL (Table 2), the
+//             Pre-Norm Transformer / Tensor-Transformer 1core rows read from the paper's text
+//             (../shared/seeds/shen2020-powernorm.txt): all verified ('V');
 //   ni2024:   iwslt14-de-en BLEU, vit-cifar test accuracy % (Tiny-ViT), resnet-cifar-train and
 //             resnet-cifar-test accuracy % — the LN-G slides.
 #include "report/paper_numbers.h"
@@ -44,13 +43,10 @@ std::vector<PaperValue> build() {
   add("xu2019", xu, "ptb", {{"none", 88.31}, {"layernorm", 89.12}, {"layernorm-simple", 89.19}, {"detachnorm", 89.79},
                             {"detach-mean", 89.45}, {"detach-variance", 89.80}, {"adanorm", 89.23}});
 
-  add("shen2020", "Table 1", "iwslt14", {{"layernorm", 35.5}, {"batchnorm", 34.4}, {"powernorm-v", 35.5}}, 'U');
-  add("shen2020", "Table 1", "iwslt14", {{"powernorm", 35.9}}, 'I');
-  add("shen2020", "Table 1", "wmt14", {{"layernorm", 29.5}}, 'D');
-  add("shen2020", "Table 1", "wmt14", {{"batchnorm", 28.1}, {"powernorm-v", 28.5}}, 'U');
-  add("shen2020", "Table 1", "wmt14", {{"powernorm", 30.1}}, 'V');
-  add("shen2020", "Table 2", "ptb", {{"layernorm", 53.2}, {"powernorm", 47.6}}, 'U');
-  add("shen2020", "Table 2", "wt103", {{"layernorm", 20.9}, {"powernorm", 17.9}}, 'U');
+  add("shen2020", "Table 1", "iwslt14", {{"layernorm", 35.5}, {"batchnorm", 34.4}, {"powernorm-v", 35.5}, {"powernorm", 35.9}}, 'V');
+  add("shen2020", "Table 1", "wmt14", {{"layernorm", 29.5}, {"batchnorm", 28.1}, {"powernorm-v", 28.5}, {"powernorm", 30.1}}, 'V');
+  add("shen2020", "Table 2", "ptb", {{"layernorm", 53.2}, {"batchnorm", 60.7}, {"powernorm-v", 55.3}, {"powernorm", 47.6}}, 'V');
+  add("shen2020", "Table 2", "wt103", {{"layernorm", 20.9}, {"batchnorm", 27.2}, {"powernorm-v", 21.3}, {"powernorm", 17.9}}, 'V');
 
   add("ni2024", "slides", "iwslt14-de-en", {{"layernorm", 35.01}, {"lng", 35.23}});
   add("ni2024", "slides", "vit-cifar", {{"layernorm", 88.81}, {"lng", 89.26}});

@@ -36,6 +36,9 @@ class MnistTask : public Task {
                        "MNIST-format folder (the four IDX files; default Fashion-MNIST from dataset-fashion-mnist)"));
     v.push_back(option("batch_size", OptKind::Int, 32, "Images per batch (paper: 32)", 1, 55000));
     v.push_back(option("hidden", OptKind::Int, 500, "Width of the normalised hidden layer (paper: 500)", 2, 65536));
+    v.push_back(option("conv_relu", OptKind::Bool, true,
+                       "ReLU after each convolution, as PyTorch's MNIST example network that appendix A.3 describes "
+                       "(false: the network without them that normlab ran before 2026-11-26)"));
     return v;
   }
 
@@ -75,6 +78,7 @@ class MnistTask : public Task {
     mc.norm = s.at("norm").get<std::string>();
     mc.norm_opts = norm_options(s);
     mc.hidden = s.at("hidden").get<int64_t>();
+    mc.conv_relu = s.at("conv_relu").get<bool>();
     return std::make_shared<nl::MnistCnn>(mc);
   }
 
@@ -110,8 +114,9 @@ class MnistTask : public Task {
   std::pair<std::string, std::string> pytorch_bench(const json& s) const override {
     const std::string n = s.at("norm").get<std::string>();
     // a norm the twin lacks is timed against its LayerNorm
-    return {"pytorch_mnist.py",
-            "--batch-size " + s.at("batch_size").dump() + " --norm " + (pytorch_twin_has_norm(n) ? n : "layernorm")};
+    return {"pytorch_mnist.py", "--batch-size " + s.at("batch_size").dump() + " --norm " +
+                                    (pytorch_twin_has_norm(n) ? n : "layernorm") +
+                                    (s.at("conv_relu").get<bool>() ? "" : " --no-conv-relu")};
   }
 
   std::unique_ptr<TaskBatch> bench_batch(const json& s) const override {

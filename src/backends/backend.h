@@ -46,7 +46,7 @@ constexpr bool unary_supports_int(UnaryOp op) {
   return false;
 }
 /// Elementwise binary ops (comparisons return 1/0 in the operands' dtype).
-/// ReluGrad: out = y > 0 ? x : 0 (the ReLU backward, x = upstream gradient, y = ReLU output).
+/// ReluGrad: out = y <= 0 ? 0 : x (the ReLU backward, x = upstream gradient, y = ReLU output; a NaN y passes x, as PyTorch).
 enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Gt, Ge, Lt, Le, ReluGrad };
 /// Reductions over the trailing dims of the input view.
 enum class ReduceOp { Sum, Mean, Max, Min, ArgMax };

@@ -23,7 +23,7 @@ NL_HOST_DEVICE inline T unary_apply(UnaryOp op, T x, double a, double b) {
       case UnaryOp::Rsqrt: return T(1) / std::sqrt(x);
       case UnaryOp::Tanh: return std::tanh(x);
       case UnaryOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
-      case UnaryOp::Relu: return x > T(0) ? x : T(0);
+      case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN stays NaN (PyTorch)
       case UnaryOp::Gelu: return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
       case UnaryOp::GeluGrad: {
         T cdf = T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
@@ -66,15 +66,15 @@ NL_HOST_DEVICE inline T binary_apply(BinaryOp op, T x, T y) {
     case BinaryOp::Mul: return x * y;
     case BinaryOp::Div: return x / y;
     case BinaryOp::Pow: return T(std::pow(x, y));
-    case BinaryOp::Maximum: return x > y ? x : y;
-    case BinaryOp::Minimum: return x < y ? x : y;
+    case BinaryOp::Maximum: return (x > y || x != x) ? x : y;  // NaN in either gives NaN (torch.maximum)
+    case BinaryOp::Minimum: return (x < y || x != x) ? x : y;
     case BinaryOp::Eq: return x == y;
     case BinaryOp::Ne: return x != y;
     case BinaryOp::Gt: return x > y;
     case BinaryOp::Ge: return x >= y;
     case BinaryOp::Lt: return x < y;
     case BinaryOp::Le: return x <= y;
-    case BinaryOp::ReluGrad: return y > T(0) ? x : T(0);
+    case BinaryOp::ReluGrad: return y <= T(0) ? T(0) : x;  // a NaN output passes the gradient (PyTorch's threshold_backward)
   }
   return x;
 }

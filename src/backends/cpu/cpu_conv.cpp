@@ -24,9 +24,13 @@ inline void maxpool2x2_plane_avx512(const float* xp, float* yp, int64_t* ip, int
   const __m512i one = _mm512_set1_epi32(1), w0 = _mm512_set1_epi32((int)W), w1 = _mm512_set1_epi32((int)W + 1);
   // a, b, c, d: the window's top-left, top-right, bottom-left, bottom-right; tl: top-left offset in the plane.
   auto window = [&](__m512 a, __m512 b, __m512 c, __m512 d, __m512i tl, __m512& m, __m512i& idx) {
-    const __mmask16 i1 = _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ), i2 = _mm512_cmp_ps_mask(d, c, _CMP_GT_OQ);
+    // "later > current or later is NaN" (PyTorch's rule: a NaN in the window is the maximum, the last one wins)
+    auto later_wins = [](__m512 later, __m512 cur) {
+      return (__mmask16)(_mm512_cmp_ps_mask(later, cur, _CMP_GT_OQ) | _mm512_cmp_ps_mask(later, later, _CMP_UNORD_Q));
+    };
+    const __mmask16 i1 = later_wins(b, a), i2 = later_wins(d, c);
     const __m512 m1 = _mm512_mask_blend_ps(i1, a, b), m2 = _mm512_mask_blend_ps(i2, c, d);
-    const __mmask16 i3 = _mm512_cmp_ps_mask(m2, m1, _CMP_GT_OQ);
+    const __mmask16 i3 = later_wins(m2, m1);
     m = _mm512_mask_blend_ps(i3, m1, m2);
     const __m512i top = _mm512_maskz_mov_epi32(i1, one), bot = _mm512_mask_mov_epi32(w0, i2, w1);
     idx = _mm512_add_epi32(tl, _mm512_mask_blend_epi32(i3, top, bot));
@@ -263,12 +267,13 @@ void CpuBackend::maxpool2d(const Desc& out, const Desc& idx, const Desc& in, con
           int64_t* __restrict io = ix + (p * OH + oh) * OW;
           const int64_t base = 2 * oh * g.W;
           // Branch-free: data-dependent branches mispredicted on every other window (this loop was
-          // 14% of a training step). Ties keep the first maximum in raster order, as PyTorch does.
+          // 14% of a training step). Ties keep the first maximum in raster order and a NaN is the
+          // maximum (the last NaN wins), as PyTorch does: a later value wins if greater or NaN.
           for (int64_t ow = 0; ow < OW; ++ow) {
             const T a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
-            const bool i1 = b > a, i2 = d > c;
+            const bool i1 = (b > a) | (b != b), i2 = (d > c) | (d != d);
             const T m1 = i1 ? b : a, m2 = i2 ? d : c;
-            const bool i3 = m2 > m1;
+            const bool i3 = (m2 > m1) | (m2 != m2);
             yo[ow] = i3 ? m2 : m1;
             io[ow] = base + 2 * ow + (i3 ? g.W + (int64_t)i2 : (int64_t)i1);
           }

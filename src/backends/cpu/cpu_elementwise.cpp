@@ -62,7 +62,7 @@ void CpuBackend::unary(UnaryOp op, const Desc& out, const Desc& in, double a, do
       if (s[0] == 1 && s[1] == 1) {
         switch (op) {  // hot cases written out so the compiler vectorises them
           case UnaryOp::Relu:
-            for (int64_t i = 0; i < n; ++i) o[i] = x[i] > T(0) ? x[i] : T(0);
+            for (int64_t i = 0; i < n; ++i) o[i] = x[i] < T(0) ? T(0) : x[i];  // NaN stays NaN
             return;
           case UnaryOp::Affine:
             for (int64_t i = 0; i < n; ++i) o[i] = T(a) * x[i] + T(b);
@@ -95,7 +95,7 @@ void CpuBackend::binary(BinaryOp op, const Desc& out, const Desc& x, const Desc&
           case BinaryOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - b[i]; return;
           case BinaryOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i]; return;
           case BinaryOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i]; return;
-          case BinaryOp::ReluGrad: for (int64_t i = 0; i < n; ++i) o[i] = b[i] > T(0) ? a[i] : T(0); return;
+          case BinaryOp::ReluGrad: for (int64_t i = 0; i < n; ++i) o[i] = b[i] <= T(0) ? T(0) : a[i]; return;
           default: for (int64_t i = 0; i < n; ++i) o[i] = binary_apply<T>(op, a[i], b[i]); return;
         }
       }

@@ -32,7 +32,7 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
       for (int64_t j = 0; j < N; ++j) {
         T v = xr[j];
         if constexpr (decltype(has_bias)::value) v += bp[j];
-        const T a = v > T(0) ? v : T(0);
+        const T a = v < T(0) ? T(0) : v;  // NaN stays NaN (PyTorch)
         if constexpr (decltype(drop)::value)
           o[j] = cpu::uniform01(seed, c0 + (uint64_t)j) > p ? a * scale : T(0);
         else
@@ -76,13 +76,13 @@ void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, c
         if (a) {
 #pragma omp simd
           for (int64_t j = 0; j < N; ++j) {
-            const T v = y[j] > T(0) ? g[j] * scale : T(0);
+            const T v = y[j] <= T(0) ? T(0) : g[j] * scale;
             o[j] = v;
             a[j] += (double)v;
           }
         } else {
 #pragma omp simd
-          for (int64_t j = 0; j < N; ++j) o[j] = y[j] > T(0) ? g[j] * scale : T(0);
+          for (int64_t j = 0; j < N; ++j) o[j] = y[j] <= T(0) ? T(0) : g[j] * scale;
         }
       }
     });

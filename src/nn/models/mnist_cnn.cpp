@@ -18,8 +18,9 @@ MnistCnn::MnistCnn(const MnistCnnConfig& cfg) : Module("MnistCnn"), cfg_(cfg) {
 Variable MnistCnn::forward(const Variable& x) {
   if (x.dim() != 4 || x.size(1) != 1 || x.size(2) != 28 || x.size(3) != 28)
     throw std::invalid_argument("MnistCnn: input must be [B, 1, 28, 28], got " + shape_str(x.shape()));
-  Variable h = max_pool2d((*conv1_)(x), 2);
-  h = max_pool2d((*conv2_)(h), 2);
+  auto act = [&](const Variable& c) { return cfg_.conv_relu ? relu(c) : c; };
+  Variable h = max_pool2d(act((*conv1_)(x)), 2);
+  h = max_pool2d(act((*conv2_)(h)), 2);
   h = (*norm_)((*fc1_)(flatten(h, 1)));
   return (*fc2_)(relu(h));
 }

@@ -1,8 +1,10 @@
 #pragma once
-// The MNIST CNN of Xu et al. 2019 (appendix A.3), LeNet-style as in Caffe's example:
-//   conv 1->20 k5, max-pool 2, conv 20->50 k5, max-pool 2, flatten (800), linear 800->hidden,
+// The MNIST CNN of Xu et al. 2019 (appendix A.3): conv 1->20, conv 20->50, flatten, linear. The paper
+// gives only these layers; they are PyTorch's MNIST example network of 2018-2019, which is built here:
+//   conv 1->20 k5, ReLU, max-pool 2, conv 20->50 k5, ReLU, max-pool 2, flatten (800), linear 800->hidden,
 //   norm (before the activation, as the paper applies LayerNorm "before activation in every linear
 //   layer"), ReLU, linear hidden->10.
+// conv_relu = false drops the two ReLUs after the convolutions (normlab's network before 2026-11-26).
 // Input [B, 1, 28, 28] float32; output logits [B, 10].
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@ struct MnistCnnConfig {
   nlohmann::json norm_opts;        ///< passed to make_norm (e.g. {"C": 2.0} for AdaNorm, {"impl": "composite"})
   int64_t hidden = 500;            ///< width of the hidden linear layer
   int64_t classes = 10;
+  bool conv_relu = true;           ///< ReLU after each convolution (PyTorch's example network)
 };
 
 /// The paper's CNN (see the file comment); parameters conv1, conv2, fc1, norm, fc2.

@@ -1,0 +1,131 @@
+// `normlab report`: rebuilds the result tables, claim verdicts and curves from the results registry
+// (engine/registry.h) without training anything, writes them beside the records
+// (<registry>/<group>/.../results.md and SVGs) and rewrites the generated blocks of README.md and docs/*.md
+// (report/doc_blocks.h). `--check` only compares the blocks and fails when one is stale.
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "common/command_registry.h"
+#include "common/experiment_flags.h"
+#include "engine/experiment.h"
+#include "engine/task_registry.h"
+#include "engine/task_reproduction.h"
+#include "papers/xu2019_report.h"
+#include "report/atomic_file.h"
+#include "report/doc_blocks.h"
+
+namespace nlapp {
+namespace {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct ReportArgs {
+  std::string registry = "results";
+  std::string docs_root = ".";
+  bool check = false;
+};
+
+ExperimentOptions lookup_options(const ReportArgs& a) {
+  ExperimentOptions opt;
+  opt.out = "runs/report";  // run folders are consulted only for finished results.json (none in a fresh clone)
+  opt.registry = a.registry;
+  opt.dry = true;
+  static std::ostringstream quiet;
+  opt.log = &quiet;
+  return opt;
+}
+
+// Xu et al. 2019: every column of the campaign (3 seeds), looked up.
+struct XuReport {
+  std::vector<XuColumn> columns = xu2019_columns({});
+  std::vector<RunRecord> records;
+  explicit XuReport(const ReportArgs& a) {
+    const auto runs = xu2019_runs(columns, xu2019_task_keys(), 3);
+    records = run_experiment(runs, lookup_options(a));
+  }
+};
+
+// A task's own reproduction (config, 3 seeds, the LayerNorm family), looked up.
+struct TaskReport {
+  TaskInvocation inv;
+  TaskReproduction what;
+  std::vector<RunRecord> records;
+  TaskReport(const ReportArgs& a, const std::string& task, const std::string& config) {
+    for (const auto& e : task_registry())
+      if (e.name == task) inv.task = e.make();
+    if (!inv.task) throw std::invalid_argument("report: task '" + task + "' is not built into this binary");
+    inv.settings = resolve_task_settings(*inv.task, config, {}, &inv.config_source);
+    what = {3, checked_variants(*inv.task, inv.settings, {})};
+    records = run_experiment(task_reproduction_runs(inv, what), lookup_options(a));
+  }
+};
+
+void run(const ReportArgs& a) {
+  std::unique_ptr<XuReport> xu;
+  std::unique_ptr<TaskReport> mnist1;
+  auto get_xu = [&]() -> XuReport& {
+    if (!xu) xu = std::make_unique<XuReport>(a);
+    return *xu;
+  };
+  auto get_mnist1 = [&]() -> TaskReport& {
+    if (!mnist1) mnist1 = std::make_unique<TaskReport>(a, "mnist", "one-epoch");
+    return *mnist1;
+  };
+  // The blocks the docs may embed, by name.
+  const std::map<std::string, std::function<std::string()>> blocks = {
+      {"xu2019/tables", [&] { return format_xu2019_tables(get_xu().columns, get_xu().records, "#### "); }},
+      {"xu2019/claims", [&] { return format_xu2019_claims(get_xu().columns, get_xu().records); }},
+      {"mnist/one-epoch", [&] { return format_task_reproduction(get_mnist1().inv, get_mnist1().what, get_mnist1().records); }},
+  };
+  auto generate = [&](const std::string& name) {
+    auto it = blocks.find(name);
+    if (it == blocks.end()) {
+      std::string names;
+      for (const auto& [k, f] : blocks) names += (names.empty() ? "" : ", ") + k;
+      throw std::invalid_argument("unknown report block '" + name + "' (known: " + names + ")");
+    }
+    return it->second();
+  };
+  const auto docs = update_doc_blocks(doc_files(a.docs_root), generate, a.check);
+  size_t stale = 0;
+  for (const auto& b : docs)
+    if (b.changed) {
+      ++stale;
+      std::cout << (a.check ? "stale: " : "rewritten: ") << b.file.string() << " block " << b.name << "\n";
+    }
+  if (a.check) {
+    if (stale)
+      throw std::runtime_error(std::to_string(stale) + " generated block(s) differ from the registry: run `normlab report` "
+                               "in the repository root and commit the result");
+    std::cout << docs.size() << " generated block(s) match the registry (" << a.registry << ")\n";
+    return;
+  }
+  // The full reports beside the records.
+  const fs::path root = a.registry;
+  XuReport& x = get_xu();
+  write_file_atomic(root / "xu2019" / "results.md",
+                    format_xu2019_report(x.columns, x.records, "Setup: 3 seeds; each config's own run length."));
+  write_xu2019_figures(root / "xu2019", x.columns, x.records);
+  TaskReport& m = get_mnist1();
+  write_task_reproduction(m.inv, m.what, root / "mnist" / registry_column(m.inv), m.records, /*with_json=*/false);
+  std::cout << "written: " << (root / "xu2019").string() << "/results.md and figures, "
+            << (root / "mnist" / registry_column(m.inv)).string() << "/results.md and curves; " << docs.size()
+            << " generated block(s) in README.md and docs/, " << stale << " rewritten\n";
+}
+
+void setup(CLI::App& app) {
+  auto* sub = app.add_subcommand("report",
+                                 "Rebuild result tables, claim verdicts and curves from the results registry (no training); "
+                                 "rewrite the generated blocks of README.md and docs/");
+  auto a = std::make_shared<ReportArgs>();
+  sub->add_option("--registry", a->registry, "The results registry (<DIR>/<group>/<column>/<variant>/seed<N>.json)")
+      ->capture_default_str();
+  sub->add_option("--docs-root", a->docs_root, "Folder holding README.md and docs/ (the repository root)")->capture_default_str();
+  sub->add_flag("--check", a->check, "Only compare the generated blocks with the registry; fail when one is stale");
+  sub->callback([a] { run(*a); });
+}
+
+CommandRegistrar reg{{"report", 25, setup}};
+}  // namespace
+}  // namespace nlapp

@@ -1,0 +1,68 @@
+#include "engine/registry.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include "report/atomic_file.h"
+
+namespace nlapp {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string RegistryKey::relative_path() const {
+  for (const std::string* part : {&group, &column, &variant})
+    if (part->empty() || part->find_first_of("/\\") != std::string::npos || *part == "." || *part == "..")
+      throw std::invalid_argument("registry key part '" + *part + "' (of " + group + "/" + column + "/" + variant +
+                                  ") must be a non-empty name without '/' or '\\'");
+  if (seed < 1) throw std::invalid_argument("registry key: seed must be >= 1, got " + std::to_string(seed));
+  return group + "/" + column + "/" + variant + "/seed" + std::to_string(seed) + ".json";
+}
+
+json make_registry_record(const json& result, const RegistryKey& key) {
+  json r = result;
+  r["registry"] = {{"group", key.group}, {"column", key.column}, {"variant", key.variant}, {"seed", key.seed}};
+  r["status"] = result.value("diverged", false) ? "diverged" : "done";
+  return r;
+}
+
+namespace {
+json read_record_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error("registry record " + p.string() + " cannot be read (check its permissions)");
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("settings") || !j["settings"].is_object())
+    throw std::runtime_error("registry record " + p.string() +
+                             " is damaged (not a JSON object with \"settings\"): restore it with git (git checkout -- " +
+                             p.string() + ") or delete it to run that experiment again");
+  return j;
+}
+}  // namespace
+
+json read_registry_record(const fs::path& root, const RegistryKey& key) {
+  const fs::path p = root / key.relative_path();
+  if (!fs::exists(p)) return nullptr;
+  return read_record_file(p);
+}
+
+fs::path write_registry_record(const fs::path& root, const RegistryKey& key, const json& record) {
+  const fs::path p = root / key.relative_path();
+  fs::create_directories(p.parent_path());
+  write_file_atomic(p, record.dump(1) + "\n");
+  return p;
+}
+
+std::vector<json> load_registry(const fs::path& root, const std::string& group) {
+  const fs::path dir = root / group;
+  std::vector<fs::path> files;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".json" && e.path().filename().string().rfind("seed", 0) == 0)
+        files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<json> out;
+  for (const auto& f : files) out.push_back(read_record_file(f));
+  return out;
+}
+
+}  // namespace nlapp

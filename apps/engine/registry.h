@@ -1,0 +1,43 @@
+#pragma once
+// The results registry: one small JSON record per finished run, kept in the repository, so that tables
+// and verdicts can be rebuilt (`normlab report`) and a reproduction reuses what already ran:
+//   <root>/<group>/<column>/<variant>/seed<N>.json
+// group: a paper ("xu2019", "powernorm", "ni2024") or a task's own reproduction ("mnist"); column: the
+// paper's column or the task's config ("mt", "rt", "one-epoch"); variant: the norm. A record is the run's
+// results.json (metrics, the full resolved settings, precision, environment: commit and CPU, updates,
+// wall times, curves) plus its key and status ("done" or "diverged").
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nlapp {
+
+/// Where one run's record lives.
+struct RegistryKey {
+  std::string group, column, variant;
+  int seed = 1;
+  /// "<group>/<column>/<variant>/seed<N>.json"; throws std::invalid_argument when a part is empty or
+  /// holds '/', '\\' or "..".
+  std::string relative_path() const;
+};
+
+/// The record of a run from its results.json (`result`): the result plus "registry": {group, column,
+/// variant, seed} and "status": "diverged" when result["diverged"] is true, else "done".
+nlohmann::json make_registry_record(const nlohmann::json& result, const RegistryKey& key);
+
+/// The record of `key` under `root`, or null when the file does not exist. Throws std::runtime_error
+/// naming the file when it exists but is not a JSON object with "settings" (a damaged record must be
+/// repaired or deleted, not silently retrained over).
+nlohmann::json read_registry_record(const std::filesystem::path& root, const RegistryKey& key);
+
+/// Writes the record atomically (temporary file + rename), creating folders. Returns the path.
+std::filesystem::path write_registry_record(const std::filesystem::path& root, const RegistryKey& key,
+                                            const nlohmann::json& record);
+
+/// Every record under <root>/<group> (all columns, variants, seeds), sorted by path. Throws like
+/// read_registry_record for a damaged file. An absent folder gives an empty list.
+std::vector<nlohmann::json> load_registry(const std::filesystem::path& root, const std::string& group);
+
+}  // namespace nlapp

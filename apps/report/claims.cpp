@@ -1,0 +1,70 @@
+#include "report/claims.h"
+
+#include "report/welch.h"
+
+namespace nlapp {
+
+std::string Claim::statement() const {
+  return column + ": " + better + (higher_is_better ? " > " : " < ") + worse;
+}
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Holds: return "holds";
+    case Verdict::Reversed: return "reversed";
+    case Verdict::Inconclusive: return "inconclusive";
+    case Verdict::NotRun: return "not run";
+  }
+  return "?";
+}
+
+ClaimVerdict judge_claim(const Claim& c, const ClaimCell& better, const ClaimCell& worse) {
+  ClaimVerdict v;
+  const size_t nb = better.values.size() + better.diverged, nw = worse.values.size() + worse.diverged;
+  if (nb == 0 || nw == 0) {
+    v.verdict = Verdict::NotRun;
+    v.note = std::string("no finished seed of ") + (nb == 0 ? c.better : c.worse);
+    return v;
+  }
+  // Divergence decides when it is all on one side.
+  const bool b_all = better.values.empty(), w_all = worse.values.empty();
+  if (better.diverged || worse.diverged) {
+    if (w_all && !better.diverged) {
+      v.verdict = Verdict::Holds;
+      v.note = "every seed of " + c.worse + " diverged, none of " + c.better;
+    } else if (b_all && !worse.diverged) {
+      v.verdict = Verdict::Reversed;
+      v.note = "every seed of " + c.better + " diverged, none of " + c.worse;
+    } else {
+      v.verdict = Verdict::Inconclusive;
+      v.note = "diverged seeds: " + c.better + " " + std::to_string(better.diverged) + ", " + c.worse + " " +
+               std::to_string(worse.diverged);
+    }
+    return v;
+  }
+  double mb = 0, mw = 0;
+  for (double x : better.values) mb += x / (double)better.values.size();
+  for (double x : worse.values) mw += x / (double)worse.values.size();
+  v.diff = c.higher_is_better ? mb - mw : mw - mb;
+  if (better.values.size() < 2 || worse.values.size() < 2) {
+    v.verdict = Verdict::Inconclusive;
+    v.note = "fewer than 2 seeds on a side: no test";
+    return v;
+  }
+  const WelchResult w = welch_t_test(better.values, worse.values);
+  v.p = w.p;
+  if (w.p < 0.05 && v.diff != 0)
+    v.verdict = v.diff > 0 ? Verdict::Holds : Verdict::Reversed;
+  else
+    v.verdict = Verdict::Inconclusive;
+  return v;
+}
+
+std::string verdict_summary(const std::vector<ClaimVerdict>& verdicts) {
+  int n[4] = {0, 0, 0, 0};
+  for (const auto& v : verdicts) ++n[(int)v.verdict];
+  return std::to_string(n[0]) + " hold, " + std::to_string(n[1]) + " reversed, " + std::to_string(n[2]) +
+         " inconclusive, " + std::to_string(n[3]) + " not run";
+}
+
+}  // namespace nlapp

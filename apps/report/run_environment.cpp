@@ -1,0 +1,46 @@
+#include "report/run_environment.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "version.h"
+
+namespace nlapp {
+namespace {
+// The value of the first "<key>\t: value" line of /proc/cpuinfo, or "".
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string k = line.substr(0, colon);
+    k.erase(k.find_last_not_of(" \t") + 1);
+    if (k == key) return colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+  }
+  return "";
+}
+}  // namespace
+
+std::string cpu_model_name() {
+  const std::string m = cpuinfo_field("model name");
+  return m.empty() ? "unknown" : m;
+}
+
+std::vector<std::string> cpu_kernel_flags() {
+  std::istringstream in(cpuinfo_field("flags"));
+  std::vector<std::string> all, out;
+  for (std::string f; in >> f;) all.push_back(f);
+  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"})
+    if (std::find(all.begin(), all.end(), f) != all.end()) out.push_back(f);
+  return out;
+}
+
+nlohmann::json run_environment(int threads) {
+  return {{"commit", nl::build_commit()},
+          {"cpu", {{"model", cpu_model_name()}, {"flags", cpu_kernel_flags()}}},
+          {"threads", threads}};
+}
+
+}  // namespace nlapp
