@@ -11,14 +11,7 @@ namespace nl {
 
 namespace {
 NormKernelOpts kernel_opts(const LayerNormOptions& o) {
-  NormKernelOpts k;
-  k.eps = o.eps;
-  k.unbiased = o.unbiased;
-  k.eps_inside = o.eps_inside;
-  k.center = o.center;
-  k.detach_mean = o.detach_mean;
-  k.detach_std = o.detach_std;
-  return k;
+  return NormKernelOpts{o.eps, o.unbiased, o.eps_inside, o.center, o.detach_mean, o.detach_std};
 }
 
 // Rows of the last dim: throws unless x can be normalised over it and weight/bias are [H] like x.

@@ -147,23 +147,28 @@ std::string PowerNorm::extra_repr() const {
   return o.str();
 }
 
-std::shared_ptr<Module> make_power_norm_v(int64_t d, const NormOptions& o) {
-  const DType dtype = o.dtype();
-  PowerNormVConfig c;
+namespace {
+// The options PN-V and PN share (eps, affine, alpha_fwd, layer_scale, layer_scale_groups) on config C.
+template <typename C>
+C power_config(const NormOptions& o) {
+  C c;
   c.eps = o.eps();
   c.affine = o.affine();
   c.alpha_fwd = o.get<double>("alpha_fwd", c.alpha_fwd);
   c.layer_scale = o.get<bool>("layer_scale", c.layer_scale);
   c.layer_scale_groups = o.get<int64_t>("layer_scale_groups", c.layer_scale_groups);
-  return std::make_shared<PowerNormV>(d, c, dtype);
+  return c;
+}
+}  // namespace
+
+std::shared_ptr<Module> make_power_norm_v(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  return std::make_shared<PowerNormV>(d, power_config<PowerNormVConfig>(o), dtype);
 }
 
 std::shared_ptr<Module> make_power_norm(int64_t d, const NormOptions& o) {
   const DType dtype = o.dtype();
-  PowerNormConfig c;
-  c.eps = o.eps();
-  c.affine = o.affine();
-  c.alpha_fwd = o.get<double>("alpha_fwd", c.alpha_fwd);
+  PowerNormConfig c = power_config<PowerNormConfig>(o);
   c.alpha_bwd = o.get<double>("alpha_bwd", c.alpha_bwd);
   c.warmup_iters = o.get<int64_t>("warmup_iters", c.warmup_iters);
   c.warmup_double_update = o.get<bool>("warmup_double_update", c.warmup_double_update);
@@ -172,8 +177,6 @@ std::shared_ptr<Module> make_power_norm(int64_t d, const NormOptions& o) {
     throw std::invalid_argument("make_norm(powernorm): bwd_scale must be 'batch' (released code: dL/dx / psi_B) or "
                                 "'running' (paper Eq. 12: dL/dx / psi_{t-1}), got '" + bs + "'");
   c.bwd_scale_batch = bs == "batch";
-  c.layer_scale = o.get<bool>("layer_scale", c.layer_scale);
-  c.layer_scale_groups = o.get<int64_t>("layer_scale_groups", c.layer_scale_groups);
   return std::make_shared<PowerNorm>(d, c, dtype);
 }
 
