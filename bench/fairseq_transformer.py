@@ -65,7 +65,7 @@ class SinusoidalPositions(nn.Module):
         """`start` > 0: positions of the last tokens of a longer prefix (incremental decoding,
         no padding in the prefix)."""
         if start > 0:
-            pos = torch.arange(start, start + tokens.size(1)) + self.padding_idx + 1
+            pos = torch.arange(start, start + tokens.size(1), device=tokens.device) + self.padding_idx + 1
             return self.table[pos].unsqueeze(0).expand(tokens.size(0), -1, -1)
         mask = tokens.ne(self.padding_idx).long()
         pos = torch.cumsum(mask, dim=1) * mask + self.padding_idx
@@ -220,7 +220,7 @@ class Decoder(nn.Module):
         T = prev.size(1)
         self_mask = None
         if caches is None and T > 1:
-            self_mask = torch.triu(torch.full((T, T), float("-inf")), 1)
+            self_mask = torch.triu(torch.full((T, T), float("-inf"), device=prev.device), 1)
         self_pad = prev.eq(PAD) if caches is None and prev.eq(PAD).any() else None
         enc_mask = enc_mask if enc_mask is not None and enc_mask.any() else None
         for i, layer in enumerate(self.layers):

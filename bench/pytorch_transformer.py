@@ -59,7 +59,7 @@ def parse_args(argv=None):
     steps, warmup = DEFAULT_STEPS[args.config]
     args.steps = steps if args.steps == 0 else args.steps
     args.warmup = warmup if args.warmup == -1 else args.warmup
-    tb.check_common_args(p, args)
+    tb.check_common_args(p, args, cuda_ok=True)
     if args.batch_size < 1 or args.seq_len < 2:
         p.error("--batch-size must be >= 1 and --seq-len >= 2")
     return args
@@ -72,6 +72,7 @@ def build(args, torch, ft):
              max_positions=max(1024, args.seq_len))
     g = torch.Generator().manual_seed(args.seed)
     B, T = args.batch_size, args.seq_len
+    dev = tb.torch_device(args, torch)
 
     def ids():  # real-token ids in [4, V), each sentence ending with </s>
         x = torch.randint(4, c["vocab"], (B, T), generator=g)
@@ -79,18 +80,19 @@ def build(args, torch, ft):
         return x
 
     if c["kind"] == "mt":
-        model = ft.TransformerMT(c)
+        model = ft.TransformerMT(c).to(dev)
         src, tgt = ids(), ids()
         prev = torch.cat([torch.full((B, 1), ft.EOS), tgt[:, :-1]], dim=1)  # move eos to beginning
         ntokens = int(tgt.ne(ft.PAD).sum())
+        src, tgt, prev = src.to(dev), tgt.to(dev), prev.to(dev)
 
         def loss_fn():
             loss, _ = ft.label_smoothed_nll_loss(model(src, prev), tgt, 0.1)
             return loss / ntokens
         items, unit, flops = ntokens, "target tokens", ft.forward_flops_mt(c, B, T, T)
     else:
-        model = ft.TransformerClassifier(c)
-        x, y = ids(), torch.randint(0, c["classes"], (B,), generator=g)
+        model = ft.TransformerClassifier(c).to(dev)
+        x, y = ids().to(dev), torch.randint(0, c["classes"], (B,), generator=g).to(dev)
 
         def loss_fn():
             return torch.nn.functional.cross_entropy(model(x), y)
@@ -114,7 +116,8 @@ def main(argv=None):
     import fairseq_transformer as ft
     torch.manual_seed(args.seed)
     model, step, items, unit, flops = build(args, torch, ft)
-    times_ms, cpu_ms = tb.time_steps(step, args.warmup, args.steps)
+    sync = torch.cuda.synchronize if args.device != "cpu" else None
+    times_ms, cpu_ms = tb.time_steps(step, args.warmup, args.steps, sync)
     stats = tb.step_stats(times_ms)
     med_s = stats["median"] / 1000.0
     fwd_gflop = flops / 1e9
@@ -122,6 +125,7 @@ def main(argv=None):
         "framework": "pytorch",
         "version": torch.__version__,
         "config": args.config,
+        "device": args.device,
         "threads": torch.get_num_threads(),
         "blas_threads": blas_threads,  # 0 = OpenBLAS default (one per core)
         "batch_size": args.batch_size,

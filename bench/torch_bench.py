@@ -1,5 +1,6 @@
-"""Shared parts of the PyTorch CPU references in bench/ (pytorch_<task>.py): thread pinning before
-torch is imported, the timed step loop, peak RSS, and the torch.profiler time share per op family."""
+"""Shared parts of the PyTorch references in bench/ (pytorch_<task>.py): thread pinning before torch is
+imported, the device (cpu; cuda for the twins that support it), the timed step loop, peak RSS, and the
+torch.profiler time share per op family."""
 import bisect
 import json
 import os
@@ -19,6 +20,8 @@ def add_common_args(p, steps, warmup, profile_steps):
     p.add_argument("--steps", type=int, default=steps, help="timed steps (default %d)" % steps)
     p.add_argument("--warmup", type=int, default=warmup, help="untimed warm-up steps (default %d)" % warmup)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default="cpu",
+                   help="torch device: cpu, or cuda / cuda:N for the twins that support it (default cpu)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--breakdown", action="store_true",
                    help="also profile steps and report the time share per op family")
@@ -26,9 +29,20 @@ def add_common_args(p, steps, warmup, profile_steps):
                    help="steps profiled for --breakdown (default %d)" % profile_steps)
 
 
-def check_common_args(p, args):
+def check_common_args(p, args, cuda_ok=False):
+    """Range checks; `cuda_ok`: the twin can run on --device cuda[:N] (else only cpu is accepted)."""
     if args.threads < 1 or args.steps < 1 or args.warmup < 0 or args.profile_steps < 1:
         p.error("--threads, --steps and --profile-steps must be >= 1, --warmup >= 0")
+    if args.device != "cpu" and not (cuda_ok and (args.device == "cuda" or args.device.startswith("cuda:"))):
+        p.error("--device %s: this twin runs on %s" % (args.device, "cpu or cuda[:N]" if cuda_ok else "the cpu only"))
+
+
+def torch_device(args, torch):
+    """The torch.device of --device; exits with a clear message when CUDA is asked for but
+    torch.cuda.is_available() is False (then `normlab bench` reports no reference)."""
+    if args.device != "cpu" and not torch.cuda.is_available():
+        sys.exit("--device %s: torch.cuda.is_available() is False (no GPU, or a CPU-only torch)" % args.device)
+    return torch.device(args.device)
 
 
 def import_torch(threads, blas_threads):
@@ -48,16 +62,21 @@ def import_torch(threads, blas_threads):
     return blas
 
 
-def time_steps(step, warmup, steps):
+def time_steps(step, warmup, steps, sync=None):
     """Runs `warmup` untimed then `steps` timed calls of step(); returns (wall ms per step, process CPU
     ms per step). CPU time (all threads of the process) is the load-robust figure on a shared machine:
-    with one thread it stays close to the wall time of an idle core while the wall time grows."""
+    with one thread it stays close to the wall time of an idle core while the wall time grows. `sync`
+    (e.g. torch.cuda.synchronize) runs after every step, inside the timed region, as normlab's
+    device synchronisation does."""
+    sync = sync or (lambda: None)
     for _ in range(warmup):
         step()
+    sync()
     wall_ms, cpu_ms = [], []
     for _ in range(steps):
         t0, c0 = time.perf_counter(), time.process_time()
         step()
+        sync()
         cpu_ms.append((time.process_time() - c0) * 1000.0)
         wall_ms.append((time.perf_counter() - t0) * 1000.0)
     return wall_ms, cpu_ms

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The reproduction campaign of issue 28, resumable across sessions: every run of it is recorded in the
 # results registry (results/, committed) as it finishes, and a rerun skips what is recorded and continues
-# an interrupted run from its checkpoint in runs/. Runs one training at a time on --threads 1, niced, so
-# the machine stays usable; run it in the background and commit results/ as records land:
+# an interrupted run from its checkpoint in runs/. Runs one training at a time on --threads 1 (at nice
+# $NICE, default 0: below that, parallel builds starve it), so the other core stays free; run it in the
+# background and commit results/ as records land:
 #   nohup scripts/campaign.sh > runs/campaign.log 2>&1 &
 #   git add results && build/normlab report && git add README.md docs results && git commit
 # Steps (each a `normlab reproduce` command; STEPS="1 3" runs only those):
@@ -17,7 +18,8 @@ NORMLAB=${NORMLAB:-build/normlab}
 DATA_ROOT=${DATA_ROOT:-../shared/data}
 STEPS=${STEPS:-"1 2 3 4"}
 MT_FLAGS=${MT_FLAGS:-}
-run() { echo "== $(date -u +%FT%TZ) $*"; nice -n 15 "$NORMLAB" "$@"; }
+NICE=${NICE:-0}
+run() { echo "== $(date -u +%FT%TZ) $*"; nice -n "$NICE" "$NORMLAB" "$@"; }
 prepare() {  # prepare <name> <raw folder>: tokenised corpus into data-bin/<name> unless there
   [[ -f data-bin/$1/dict.txt || -f data-bin/$1/dict.src.txt || -d data-bin/$1/train ]] && return 0
   run data prepare "$1" --data "$DATA_ROOT/$2" --out "data-bin/$1"

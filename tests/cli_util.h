@@ -12,11 +12,13 @@
 namespace nltest {
 
 /// Runs `normlab ARGS` (a shell word list), returns (exit status, stdout + stderr). A process killed by
-/// signal S gives 128 + S, as a shell reports it.
-inline std::pair<int, std::string> run_cli(const std::string& args) {
+/// signal S gives 128 + S, as a shell reports it. `env` ("NAME=value ...") is set for that process only;
+/// `program` replaces the normlab binary.
+inline std::pair<int, std::string> run_cli(const std::string& args, const std::string& env = "",
+                                           const std::string& program = NORMLAB_BINARY) {
   const std::string out =
       (std::filesystem::temp_directory_path() / ("normlab-cli-" + std::to_string(::getpid()) + ".txt")).string();
-  const int rc = std::system((std::string(NORMLAB_BINARY) + " " + args + " > " + out + " 2>&1").c_str());
+  const int rc = std::system((env + " " + program + " " + args + " > " + out + " 2>&1").c_str());
   std::ifstream f(out);
   std::string text((std::istreambuf_iterator<char>(f)), {});
   std::filesystem::remove(out);

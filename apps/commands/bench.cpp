@@ -1,6 +1,7 @@
 // `normlab bench <task>`: training-step time of a task's model (Trainer::update: forward, loss,
 // backward, optimizer) on a synthetic batch of the training size, per thread count, with a kernel-time
-// breakdown, side by side with PyTorch on CPU (bench/pytorch_<task>.py run by Debian's python3).
+// breakdown, side by side with PyTorch (bench/pytorch_<task>.py run by Debian's python3; on --device
+// cuda the transformer twin runs on the GPU too, with --python naming an interpreter whose torch has CUDA).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -155,10 +156,11 @@ class NormlabBench {
 // One run of the same model and step in PyTorch, `steps` timed steps after a.warmup untimed ones:
 // bench/pytorch_<task>.py (absent: no reference for that task). Its JSON object, or {"error": why}.
 json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, int threads, int steps) {
+  // On a GPU the twin runs on the same device (--device cuda:N; only the transformer twin can, and only
+  // where torch.cuda.is_available(): otherwise its error becomes "no reference").
   const std::string device = settings.value("device", std::string("cpu"));
-  if (device != "cpu")  // a GPU step beside a CPU one would be no comparison
-    return {{"error", "the PyTorch twins run on the cpu only, so there is no reference for --device " + device}};
   auto [name, args] = task.pytorch_bench(settings);
+  if (device != "cpu") args += " --device " + device;
   if (name.empty()) return {{"error", "no PyTorch twin for these settings"}};
   std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/" + name;
   if (!std::filesystem::exists(script)) return {{"error", "no PyTorch reference script " + script}};

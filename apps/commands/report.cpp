@@ -11,6 +11,7 @@
 #include "engine/experiment.h"
 #include "engine/task_registry.h"
 #include "engine/task_reproduction.h"
+#include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
 #include "report/doc_blocks.h"
@@ -46,6 +47,14 @@ struct XuReport {
   }
 };
 
+// Shen et al. 2020: Tables 1-2 (3 seeds), looked up.
+struct PnReport {
+  std::vector<RunRecord> records;
+  explicit PnReport(const ReportArgs& a) {
+    records = run_experiment(powernorm_runs(true, true, false, 3, "data-bin"), lookup_options(a));
+  }
+};
+
 // A task's own reproduction (config, 3 seeds, the LayerNorm family), looked up.
 struct TaskReport {
   TaskInvocation inv;
@@ -64,6 +73,11 @@ struct TaskReport {
 void run(const ReportArgs& a) {
   std::unique_ptr<XuReport> xu;
   std::unique_ptr<TaskReport> mnist1;
+  std::unique_ptr<PnReport> pn;
+  auto get_pn = [&]() -> PnReport& {
+    if (!pn) pn = std::make_unique<PnReport>(a);
+    return *pn;
+  };
   auto get_xu = [&]() -> XuReport& {
     if (!xu) xu = std::make_unique<XuReport>(a);
     return *xu;
@@ -76,6 +90,7 @@ void run(const ReportArgs& a) {
   const std::map<std::string, std::function<std::string()>> blocks = {
       {"xu2019/tables", [&] { return format_xu2019_tables(get_xu().columns, get_xu().records, "#### "); }},
       {"xu2019/claims", [&] { return format_xu2019_claims(get_xu().columns, get_xu().records); }},
+      {"powernorm/claims", [&] { return format_powernorm_claims(get_pn().records); }},
       {"mnist/one-epoch", [&] { return format_task_reproduction(get_mnist1().inv, get_mnist1().what, get_mnist1().records); }},
   };
   auto generate = [&](const std::string& name) {
@@ -107,9 +122,13 @@ void run(const ReportArgs& a) {
   write_file_atomic(root / "xu2019" / "results.md",
                     format_xu2019_report(x.columns, x.records, "Setup: 3 seeds; each config's own run length."));
   write_xu2019_figures(root / "xu2019", x.columns, x.records);
+  write_file_atomic(root / "powernorm" / "results.md",
+                    format_powernorm_report(get_pn().records, {}, "Setup: 3 seeds; each config's own run length; parts "
+                                                                  "table1, table2 (the registry's records; probes not included)."));
   TaskReport& m = get_mnist1();
   write_task_reproduction(m.inv, m.what, root / "mnist" / registry_column(m.inv), m.records, /*with_json=*/false);
-  std::cout << "written: " << (root / "xu2019").string() << "/results.md and figures, "
+  std::cout << "written: " << (root / "xu2019").string() << "/results.md and figures, " << (root / "powernorm").string()
+            << "/results.md, "
             << (root / "mnist" / registry_column(m.inv)).string() << "/results.md and curves; " << docs.size()
             << " generated block(s) in README.md and docs/, " << stale << " rewritten\n";
 }

@@ -35,29 +35,7 @@ struct PnArgs {
 bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 std::vector<ExperimentRun> build_runs(const PnArgs& a) {
-  std::vector<ExperimentRun> runs;
-  std::vector<std::pair<int64_t, int64_t>> sizes;
-  for (const auto& b : powernorm_ablation_batches())
-    if ((b.first == 4096 && has(a.parts, "table1")) || has(a.parts, "ablation")) sizes.push_back(b);
-  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it.
-  for (int seed = 1; seed <= a.flags.seeds; ++seed) {
-    for (const auto& [tokens, uf] : sizes)
-      for (const auto& v : powernorm_variants()) {
-        json o = {{"norm", v}, {"seed", seed}, {"data", a.data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
-        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
-        runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
-                        {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}},
-                        RegistryKey{"powernorm", "mt-tok" + std::to_string(tokens), v, seed}});
-      }
-    if (has(a.parts, "table2"))
-      for (const auto& v : powernorm_variants()) {
-        json o = {{"norm", v}, {"seed", seed}};
-        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
-        runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
-                        RegistryKey{"powernorm", "lm-ptb", v, seed}});
-      }
-  }
-  return runs;
+  return powernorm_runs(has(a.parts, "table1"), has(a.parts, "table2"), has(a.parts, "ablation"), a.flags.seeds, a.data_bin);
 }
 
 // The probe of `norm` on `task`/`config`, or its earlier records when <dir>/<norm>.jsonl holds `steps` lines.

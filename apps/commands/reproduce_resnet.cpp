@@ -94,6 +94,8 @@ void run(const ResNetArgs& a) {
       json j = finished_run(s);  // a finished run of the same settings is loaded, not trained or evaluated again
       try {
         if (j.is_null()) j = Trainer(*task, s).run().to_json();
+        if (j.value("diverged", false))  // the Trainer's record of a run that diverged earlier
+          throw TrainingDiverged(j.value("error", std::string("diverged")), j.value("update", int64_t{0}));
         train.push_back(j.at("test").at("train_acc").get<double>());
         test.push_back(j.at("test").at("test_acc").get<double>());
         seconds += j.at("train_seconds").get<double>();

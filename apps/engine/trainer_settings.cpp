@@ -42,6 +42,7 @@ std::vector<OptionSpec> trainer_settings() {
       resumable(option("out", OptKind::String, "runs/run",
                      "Run folder: config.json, metrics.jsonl, checkpoints, results.json")),
       resumable(option("no_save", OptKind::Bool, false, "Write no checkpoints (results and metrics still written)")),
+      resumable(option("no_test", OptKind::Bool, false, "Skip the final test of the best weights (a short check run)")),
       resumable(option("resume", OptKind::Bool, false, "Continue from OUT/checkpoint_last.safetensors if it exists")),
       resumable(option("threads", OptKind::Int, 1, "CPU threads for OpenMP loops and OpenBLAS (one pool)", 1, 256)),
       resumable(option("quiet", OptKind::Bool, false, "No progress line")),

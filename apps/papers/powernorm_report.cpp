@@ -1,9 +1,12 @@
 #include "papers/powernorm_report.h"
 
+#include "engine/trainer.h"
+
 #include <cmath>
 #include <map>
 #include <sstream>
 
+#include "nn/norm/factory.h"
 #include "probes/probe_common.h"
 #include "report/markdown_table.h"
 #include "report/paper_numbers.h"
@@ -101,6 +104,57 @@ std::vector<PaperRow> powernorm_table_rows(int table, const std::vector<RunRecor
   return rows;
 }
 
+std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablation, int seeds, const std::string& data_bin) {
+  std::vector<ExperimentRun> runs;
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (const auto& b : powernorm_ablation_batches())
+    if ((b.first == 4096 && table1) || ablation) sizes.push_back(b);
+  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it.
+  for (int seed = 1; seed <= seeds; ++seed) {
+    for (const auto& [tokens, uf] : sizes)
+      for (const auto& v : powernorm_variants()) {
+        json o = {{"norm", v}, {"seed", seed}, {"data", data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
+        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
+        runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
+                        {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}},
+                        RegistryKey{"powernorm", "mt-tok" + std::to_string(tokens), v, seed}});
+      }
+    if (table2)
+      for (const auto& v : powernorm_variants()) {
+        json o = {{"norm", v}, {"seed", seed}};
+        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
+        runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
+                        RegistryKey{"powernorm", "lm-ptb", v, seed}});
+      }
+  }
+  return runs;
+}
+
+std::vector<Claim> powernorm_claims() {
+  static const std::vector<Comparison> cmp = {{"T-pn-vs-ln", "PN vs LN", "powernorm", "layernorm"},
+                                              {"T-ln-vs-bn", "LN vs BN", "layernorm", "batchnorm"},
+                                              {"T-pnv-vs-bn", "PN-V vs BN", "powernorm-v", "batchnorm"},
+                                              {"T-ln-vs-pnv", "LN vs PN-V", "layernorm", "powernorm-v"}};
+  const std::vector<ClaimColumn> cols = {{"mt", "Table 1, IWSLT14", true}, {"lm", "Table 2, PTB", false}};
+  auto paper_col = [](const std::string& key) { return key == "mt" ? "iwslt14" : "ptb"; };
+  std::vector<Claim> claims = derive_claims(
+      cmp, cols, [&](const std::string& key, const std::string& v) { return powernorm_paper(paper_col(key), v).value; },
+      [](const std::string&, const std::string&) { return false; });
+  for (auto& c : claims) c.source = c.source.substr(c.source.find(", ") + 2);  // "Table 1, IWSLT14"
+  return claims;
+}
+
+std::string format_powernorm_claims(const std::vector<RunRecord>& records) {
+  return format_claims(
+      "Shen et al. 2020, Tables 1-2", powernorm_claims(),
+      [&](const Claim& c, const std::string& v) {
+        const PaperCell p = ours_cell(records, c.column, v, c.column == "mt" ? "bleu" : "ppl",
+                                      c.column == "mt" ? json{{"max_tokens", 4096}} : json::object());
+        return ClaimCell{p.ours, p.diverged};
+      },
+      [](const std::string&) { return 2; });
+}
+
 std::vector<PaperRow> powernorm_ablation_rows(const std::vector<RunRecord>& records) {
   std::vector<PaperRow> rows;
   for (const auto& v : powernorm_variants()) {
@@ -182,6 +236,7 @@ std::string format_powernorm_report(const std::vector<RunRecord>& records, const
      << "Ours: the lm task, config ptb (word-level PTB); the paper: the Tensorized Transformer baseline (3 layers, d 256, "
         "ni-pn-details.md §6.3). How the paper kept batch statistics causal in the LM is not known; the lm task's own rule "
         "for batch-statistic norms applies.\n\n";
+  md << "## Claims and verdicts\n\n" << format_powernorm_claims(records) << "\n";
   md << "## Batch-size ablation (the paper's Figure 5): test BLEU, 4,096 tokens per update\n\n";
   std::vector<PaperColumn> ac;
   for (const auto& [tokens, uf] : powernorm_ablation_batches())

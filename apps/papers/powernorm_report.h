@@ -11,6 +11,7 @@
 
 #include "engine/experiment.h"
 #include "probes/batch_stats_probe.h"
+#include "report/claims.h"
 #include "report/paper_table.h"
 
 namespace nlapp {
@@ -47,6 +48,22 @@ std::vector<PaperColumn> powernorm_table_columns(int table);
 /// Rows of the ablation table (columns "1024", "2048", "4096": our test BLEU) from records tagged
 /// {"column": "mt", "max_tokens": n, "variant": norm}.
 std::vector<PaperRow> powernorm_ablation_rows(const std::vector<RunRecord>& records);
+
+/// The runs of `normlab reproduce powernorm` × seeds 1..N: Table 1 (mt multi30k, max_tokens 4096) and
+/// the ablation's other batch sizes (1024 × 4, 2048 × 2), labelled "mt-tok<T>/<norm>-seed<n>" and tagged
+/// {column "mt", variant, seed, max_tokens}, registered as powernorm/mt-tok<T>/<norm>/seed<n>; Table 2
+/// (lm ptb), "lm-ptb/<norm>-seed<n>", registered as powernorm/lm-ptb/<norm>/seed<n>. BN runs as the
+/// released MaskSyncBatchNorm (bn_released) where the task has that setting.
+std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablation, int seeds, const std::string& data_bin);
+
+/// The claims of Tables 1-2 in our two columns: "mt" (Multi30k, max_tokens 4096) with the direction of
+/// the paper's IWSLT14 column, "lm" (PTB, lower PPL is better) with its PTB column: PN vs LN, LN vs BN,
+/// PN-V vs BN, LN vs PN-V (derive_claims: the paper's numbers set who is better; IWSLT14 LN = PN-V makes
+/// no claim).
+std::vector<Claim> powernorm_claims();
+
+/// The claims section (format_claims) from records tagged like the Table 1-2 runs.
+std::string format_powernorm_claims(const std::vector<RunRecord>& records);
 
 /// The probe runs behind Figures 2-4 (may be empty when not run).
 struct PowerNormProbes {

@@ -138,34 +138,10 @@ ClaimCell xu2019_claim_cell(const XuColumn& col, const std::string& v, const std
 }
 
 std::string format_xu2019_claims(const std::vector<XuColumn>& columns, const std::vector<RunRecord>& records) {
-  auto paper_text = [](double x, bool div) { return div ? std::string("Diverge") : format_fixed(x, 2); };
-  auto ours_text = [](const ClaimCell& c, int prec) {
-    if (c.values.empty()) return c.diverged ? std::string("diverged") : std::string("—");
-    return format_mean_std(c.values, prec) + (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
-  };
-  std::vector<std::vector<std::string>> rows;
-  std::vector<ClaimVerdict> verdicts;
-  for (const auto& c : xu2019_claims(columns)) {
-    const XuColumn& col = *column_by_key(columns, c.column);
-    const int prec = col.metric == "bpc" ? 3 : 2;
-    const ClaimCell b = xu2019_claim_cell(col, c.better, records), w = xu2019_claim_cell(col, c.worse, records);
-    const ClaimVerdict v = judge_claim(c, b, w);
-    verdicts.push_back(v);
-    rows.push_back({c.id, c.source, c.statement(),
-                    paper_text(c.paper_better, c.paper_better_diverged) + " vs " + paper_text(c.paper_worse, c.paper_worse_diverged),
-                    ours_text(b, prec) + " vs " + ours_text(w, prec), std::isnan(v.diff) ? "—" : format_fixed(v.diff, prec),
-                    std::isnan(v.p) ? "—" : format_fixed(v.p, 3), std::string("**") + verdict_name(v.verdict) + "**" +
-                    (v.note.empty() ? "" : " (" + v.note + ")")});
-  }
-  std::ostringstream md;
-  md << "Xu et al. 2019, claims of Tables 1-4 in the columns we run: " << verdict_summary(verdicts)
-     << ". A claim holds when our difference has the paper's sign and Welch's t-test over seeds gives p < 0.05, "
-        "is reversed when significant the other way, and is inconclusive otherwise.\n\n";
-  const std::vector<std::string> head = {"claim", "source", "statement", "paper", "ours (mean ± std)", "difference", "p", "verdict"};
-  std::vector<Align> align(head.size(), Align::Left);
-  align[5] = align[6] = Align::Right;
-  md << markdown_table(head, rows, align);
-  return md.str();
+  return format_claims(
+      "Xu et al. 2019, Tables 1-4", xu2019_claims(columns),
+      [&](const Claim& c, const std::string& v) { return xu2019_claim_cell(*column_by_key(columns, c.column), v, records); },
+      [&](const std::string& col) { return column_by_key(columns, col)->metric == "bpc" ? 3 : 2; });
 }
 
 namespace {

@@ -1,5 +1,8 @@
 #include "report/claims.h"
 
+#include <sstream>
+
+#include "report/markdown_table.h"
 #include "report/welch.h"
 
 namespace nlapp {
@@ -65,6 +68,38 @@ std::string verdict_summary(const std::vector<ClaimVerdict>& verdicts) {
   for (const auto& v : verdicts) ++n[(int)v.verdict];
   return std::to_string(n[0]) + " hold, " + std::to_string(n[1]) + " reversed, " + std::to_string(n[2]) +
          " inconclusive, " + std::to_string(n[3]) + " not run";
+}
+
+std::string format_claims(const std::string& paper, const std::vector<Claim>& claims,
+                          const std::function<ClaimCell(const Claim&, const std::string&)>& cell,
+                          const std::function<int(const std::string&)>& precision) {
+  auto paper_text = [](double x, bool div) { return div ? std::string("Diverge") : format_fixed(x, 2); };
+  auto ours_text = [](const ClaimCell& c, int prec) {
+    if (c.values.empty()) return c.diverged ? std::string("diverged") : std::string("—");
+    return format_mean_std(c.values, prec) + (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
+  };
+  std::vector<std::vector<std::string>> rows;
+  std::vector<ClaimVerdict> verdicts;
+  for (const auto& c : claims) {
+    const int prec = precision(c.column);
+    const ClaimCell b = cell(c, c.better), w = cell(c, c.worse);
+    const ClaimVerdict v = judge_claim(c, b, w);
+    verdicts.push_back(v);
+    rows.push_back({c.id, c.source, c.statement(),
+                    paper_text(c.paper_better, c.paper_better_diverged) + " vs " + paper_text(c.paper_worse, c.paper_worse_diverged),
+                    ours_text(b, prec) + " vs " + ours_text(w, prec), std::isnan(v.diff) ? "—" : format_fixed(v.diff, prec),
+                    std::isnan(v.p) ? "—" : format_fixed(v.p, 3),
+                    std::string("**") + verdict_name(v.verdict) + "**" + (v.note.empty() ? "" : " (" + v.note + ")")});
+  }
+  std::ostringstream md;
+  md << paper << ", claims in the columns we run: " << verdict_summary(verdicts)
+     << ". A claim holds when our difference has the paper's sign and Welch's t-test over seeds gives p < 0.05, "
+        "is reversed when significant the other way, and is inconclusive otherwise.\n\n";
+  const std::vector<std::string> head = {"claim", "source", "statement", "paper", "ours (mean ± std)", "difference", "p", "verdict"};
+  std::vector<Align> align(head.size(), Align::Left);
+  align[5] = align[6] = Align::Right;
+  md << markdown_table(head, rows, align);
+  return md.str();
 }
 
 }  // namespace nlapp

@@ -9,6 +9,7 @@
 // A cell the paper reports as "Diverge" is worse than any number; where ours diverges in every seed of
 // the claimed-worse variant and in none of the other, the claim holds (and the reverse is reversed).
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -97,5 +98,13 @@ std::vector<Claim> derive_claims(const std::vector<Comparison>& comparisons, con
 
 /// The counts of a list of verdicts: "4 hold, 1 reversed, 10 inconclusive, 17 not run".
 std::string verdict_summary(const std::vector<ClaimVerdict>& verdicts);
+
+/// A paper's claims section (markdown): one summary line "<paper>, claims ...: <verdict_summary>." with
+/// the rule, then a table of every claim: id, source, statement, the paper's two numbers, ours (mean ±
+/// std, `precision(column)` decimals), the difference, p and the verdict. `cell(claim, variant)` gives
+/// our cell of the claim's column.
+std::string format_claims(const std::string& paper, const std::vector<Claim>& claims,
+                          const std::function<ClaimCell(const Claim&, const std::string&)>& cell,
+                          const std::function<int(const std::string&)>& precision);
 
 }  // namespace nlapp

@@ -1,6 +1,7 @@
 // Backend lookup. The built-in backends are reached through direct calls (cpu_backend(), and
 // cuda::backend() when NORMLAB_WITH_CUDA), so a static link of libnormlab keeps them: nothing depends on
-// a static initialiser in a translation unit that the linker could drop.
+// a static initialiser in a translation unit that the linker could drop. cuda::backend() opens the CUDA
+// module (libnormlab_cuda.so, backends/cuda_loader.cpp) on first use; backend_built() does not.
 #include <stdexcept>
 
 #include "backends/backend.h"
@@ -50,12 +51,13 @@ Backend& backend_for(DeviceType t) {
 void check_device(Device d) {
   if (d.is_cpu()) return;
   const int n = device_count(d.type);
-  if (n == 0)
-    throw std::invalid_argument(
-        "no CUDA device: " +
-        std::string(backend_built(d.type) ? "normlab has the CUDA backend but the driver reports no GPU"
-                                          : "normlab was built without the CUDA backend (no nvcc at build time)") +
-        "; use --device cpu");
+  if (n == 0) {
+    std::string why = "normlab was built without the CUDA backend (no nvcc at build time)";
+#ifdef NORMLAB_WITH_CUDA
+    if (!slot(d.type)) why = cuda::device_status();
+#endif
+    throw std::invalid_argument("no CUDA device: " + why + "; use --device cpu");
+  }
   if (d.index < 0 || d.index >= n)
     throw std::invalid_argument("device " + d.str() + " does not exist: " + std::to_string(n) +
                                 " CUDA device(s) present (cuda:0 .. cuda:" + std::to_string(n - 1) +

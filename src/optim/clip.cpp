@@ -10,28 +10,40 @@
 namespace nl {
 
 namespace {
-double sum_sq(const Tensor& g) {
-  if (g.device().is_cpu() && g.is_contiguous()) {
-    double s = 0;
-    dispatch_floating(g.dtype(), "grad_norm", [&](auto tag) {
-      using T = decltype(tag);
-      const T* p = g.data<T>();
-      const int64_t n = g.numel();
-      for (int64_t i = 0; i < n; ++i) s += (double)p[i] * (double)p[i];
-    });
-    return s;
-  }
-  // Elsewhere on the gradient's device (float64, so float32 gradients square without rounding; the
-  // backends' sums accumulate in double): one scalar comes back instead of the whole gradient.
+double host_sum_sq(const Tensor& g) {
+  double s = 0;
+  dispatch_floating(g.dtype(), "grad_norm", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = g.data<T>();
+    const int64_t n = g.numel();
+    for (int64_t i = 0; i < n; ++i) s += (double)p[i] * (double)p[i];
+  });
+  return s;
+}
+
+// acc += Σ g² of a gradient on its device, in float64 (float32 gradients square without rounding; the
+// backends' sums accumulate in double, over many blocks for a long gradient); acc is a 0-d tensor there
+// (undefined: none yet) and nothing comes back to the host.
+void add_device_sum_sq(Tensor& acc, const Tensor& g) {
   const Tensor d = g.to(DType::Float64);
-  return sum(mul(d, d)).item();
+  const Tensor s = sum(mul(d, d));
+  acc = acc.defined() ? add(acc, s) : s;
 }
 }  // namespace
 
 double grad_norm(const std::vector<Variable>& params) {
   double total = 0;
-  for (const auto& p : params)
-    if (p.defined() && p.grad().defined()) total += sum_sq(p.grad());
+  Tensor on_device;  // float64 scalar: the squared sums of the gradients that live on a device
+  for (const auto& p : params) {
+    if (!p.defined() || !p.grad().defined()) continue;
+    const Tensor& g = p.grad();
+    if (g.device().is_cpu() && g.is_contiguous()) {
+      total += host_sum_sq(g);
+      continue;
+    }
+    add_device_sum_sq(on_device, g);  // nothing comes back per parameter
+  }
+  if (on_device.defined()) total += on_device.item();  // the one device -> host copy of the clip
   return std::sqrt(total);
 }
 
@@ -70,12 +82,9 @@ Tensor clip_grad_norm_async_(const std::vector<Variable>& params, double max_nor
   const Device dev = grads_device(params);
   if (dev.is_cpu()) return Tensor::scalar(clip_grad_norm_(params, max_norm), DType::Float64);
   NoGradGuard no_grad;
-  Tensor acc = Tensor::zeros({}, DType::Float64, dev);  // Σ g² in float64 on the device
+  Tensor acc;  // Σ g² in float64 on the device
   for (const auto& p : params)
-    if (p.defined() && p.grad().defined()) {
-      const Tensor d = p.grad().to(DType::Float64);
-      acc = add(acc, sum(mul(d, d)));
-    }
+    if (p.defined() && p.grad().defined()) add_device_sum_sq(acc, p.grad());
   const Tensor total = sqrt(acc);
   const Tensor coef = div(Tensor::scalar(max_norm, DType::Float64, dev), affine(total, 1.0, 1e-6));
   const Tensor clips = gt(add(lt(coef, Tensor::scalar(1.0, DType::Float64, dev)), ne(coef, coef)), 0.0);  // coef < 1 or NaN

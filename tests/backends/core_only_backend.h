@@ -8,8 +8,9 @@
 
 namespace nltest {
 
-/// Core kernels of the CPU backend, no fused kernels (fused() is the composite fallback).
-class CoreOnlyBackend final : public nl::Backend {
+/// Core kernels of the CPU backend, no fused kernels (fused() is the composite fallback). Tests may derive
+/// from it to replace one kernel (test_scatter_order.cpp).
+class CoreOnlyBackend : public nl::Backend {
  public:
   nl::DeviceType type() const override { return nl::DeviceType::CUDA; }
   std::string name() const override { return "core-only test backend"; }

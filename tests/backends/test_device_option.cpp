@@ -46,3 +46,35 @@ TEST_CASE("device option: the run records the device it trained on", "[backend][
   CHECK(res["settings"]["device"] == "cpu");
   std::filesystem::remove_all(out);
 }
+
+TEST_CASE("device option: a CPU run maps neither the CUDA runtime nor cuBLAS", "[backend][cli]") {
+  // The dynamic loader lists every library it opens (LD_DEBUG=libs); the CUDA module, cudart and cuBLAS are
+  // opened on the first use of a CUDA device only (backends/cuda_loader.cpp).
+  auto [rc, out] = run_cli("--help", "LD_DEBUG=libs");
+  CHECK(rc == 0);
+  REQUIRE_THAT(out, Contains("libstdc++"));  // the loader's trace is there
+  CHECK_THAT(out, !Contains("libcudart") && !Contains("libcublas") && !Contains("libnormlab_cuda") &&
+                      !Contains("libnccl"));
+}
+
+#ifdef NORMLAB_WITH_CUDA
+TEST_CASE("device option: a missing CUDA module is a clear error naming the paths and the fix", "[backend][cli]") {
+  auto [rc, out] = run_cli("--device cuda train mnist", "NORMLAB_CUDA_MODULE=/nonexistent/libnormlab_cuda.so");
+  CHECK(rc == 1);
+  CHECK_THAT(out, Contains("cannot load the CUDA backend module") && Contains("/nonexistent/libnormlab_cuda.so") &&
+                      Contains("NORMLAB_CUDA_MODULE") && Contains("use --device cpu"));
+}
+#endif
+
+TEST_CASE("device option: without a GPU the CUDA tests skip, and fail under NORMLAB_REQUIRE_GPU=1",
+          "[backend][cli]") {
+  if (nl::device_count(nl::DeviceType::CUDA) > 0) SUCCEED("a GPU is present: the CUDA tests run");
+  else {
+    auto [rc, out] = run_cli("", "", NORMLAB_CUDA_TESTS_BINARY);
+    CHECK(rc == 77);
+    CHECK_THAT(out, Contains("NORMLAB_SKIP: no CUDA device"));
+    auto [rc2, out2] = run_cli("", "NORMLAB_REQUIRE_GPU=1", NORMLAB_CUDA_TESTS_BINARY);
+    CHECK(rc2 == 1);
+    CHECK_THAT(out2, Contains("NORMLAB_REQUIRE_GPU=1") && Contains("no usable CUDA device"));
+  }
+}

@@ -31,7 +31,8 @@ std::string read(const fs::path& p) {
 TEST_CASE("reproduce mnist: tiny runs train once and are reused on a second call", "[e2e][experiment]") {
   NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
   const fs::path out = temp_dir("mnist");
-  const std::string cmd = "reproduce mnist --variants layernorm,none --max-update 3 --quiet --out " + out.string();
+  const std::string cmd = "reproduce mnist --variants layernorm,none --seeds 1 --max-update 3 --quiet --out " + out.string() +
+                          " --registry " + (out / "registry").string();
   auto [rc, text] = run_cli(cmd);
   INFO(text);
   REQUIRE(rc == 0);
@@ -44,12 +45,25 @@ TEST_CASE("reproduce mnist: tiny runs train once and are reused on a second call
   CHECK(rc2 == 0);
   CHECK_THAT(text2, Contains("2 already finished") && !Contains("[run "));
   CHECK(read(out / "results.md") == md);
+  // Recorded in the registry: a fresh working folder reuses the records.
+  CHECK(fs::exists(out / "registry" / "mnist" / "default" / "none" / "seed1.json"));
+  fs::remove_all(out / "runs");
+  auto [rc3, text3] = run_cli(cmd);
+  INFO(text3);
+  CHECK(rc3 == 0);
+  CHECK_THAT(text3, Contains("2 already finished") && !Contains("[run "));
+  // --no-registry trains again and records nothing new.
+  auto [rc4, text4] = run_cli("reproduce mnist --variants none --seeds 1 --max-update 3 --quiet --no-registry --out " +
+                              (out / "fresh").string());
+  INFO(text4);
+  CHECK(rc4 == 0);
+  CHECK_THAT(text4, Contains("[run 1 of 1] none-seed1"));
   fs::remove_all(out);
 }
 
 TEST_CASE("reproduce xu2019: missing data and an unknown --tasks stop the start", "[e2e][experiment]") {
   const fs::path out = temp_dir("xu");
-  auto [rc, text] = run_cli("reproduce xu2019 --tasks rt --max-update 1 --data-bin /nonexistent/bin --out " + out.string());
+  auto [rc, text] = run_cli("reproduce xu2019 --tasks rt --max-update 1 --data-bin /nonexistent/bin --no-registry --out " + out.string());
   INFO(text);
   CHECK(rc != 0);
   CHECK_THAT(text, Contains("experiment run 'rt/none-seed1' (task cls, config rt)") && Contains("/nonexistent/bin/rt"));

@@ -14,6 +14,7 @@
 #include "engine/experiment.h"
 #include "engine/registry.h"
 #include "engine/trainer.h"
+#include "data_text/temp_dir.h"
 #include "toy_task.h"
 
 namespace fs = std::filesystem;
@@ -22,11 +23,6 @@ using json = nlohmann::json;
 using namespace nlapp;
 
 namespace {
-fs::path tmp(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-registry-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 
 ExperimentOptions options(const fs::path& dir, std::ostream& log) {
   ExperimentOptions o;
@@ -59,7 +55,8 @@ TEST_CASE("registry: key paths and bad key parts", "[engine][registry]") {
 }
 
 TEST_CASE("registry: finished runs are recorded and reused without their run folders", "[engine][registry]") {
-  const fs::path dir = tmp("reuse");
+  const nltest::TempDir td("registry-reuse");
+  const fs::path& dir = td.path;
   std::ostringstream log;
   auto first = run_experiment(runs(), options(dir, log));
   REQUIRE(first[0].status == RunStatus::Done);
@@ -90,14 +87,17 @@ TEST_CASE("registry: finished runs are recorded and reused without their run fol
 }
 
 TEST_CASE("registry: a record of other settings is kept, and the new run is not recorded over it", "[engine][registry]") {
-  const fs::path dir = tmp("conflict");
+  const nltest::TempDir td("registry-conflict");
+  const fs::path& dir = td.path;
   std::ostringstream log;
   run_experiment(runs(0.05), options(dir, log));
   const fs::path rec1 = dir / "registry" / "paper" / "col" / "plain" / "seed1.json";
   std::ifstream in(rec1);
   const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::ostringstream log2;
-  auto other = run_experiment(runs(0.01), options(dir, log2));  // another lr: another experiment
+  ExperimentOptions o2 = options(dir, log2);
+  o2.out = dir / "work-other";  // (the first run's checkpoints in its own folder would refuse a resume with another lr)
+  auto other = run_experiment(runs(0.01), o2);  // another lr: another experiment
   CHECK(other[0].status == RunStatus::Done);
   CHECK_FALSE(other[0].from_registry);
   CHECK_THAT(log2.str(), Contains("holds a run with other settings") && Contains("not recorded there"));
@@ -107,7 +107,8 @@ TEST_CASE("registry: a record of other settings is kept, and the new run is not 
 }
 
 TEST_CASE("registry: a dry experiment trains nothing and marks missing runs not run", "[engine][registry]") {
-  const fs::path dir = tmp("dry");
+  const nltest::TempDir td("registry-dry");
+  const fs::path& dir = td.path;
   std::ostringstream log;
   ExperimentOptions o = options(dir, log);
   auto one = runs();
@@ -122,7 +123,8 @@ TEST_CASE("registry: a dry experiment trains nothing and marks missing runs not 
 }
 
 TEST_CASE("registry: a damaged record is an error naming the file and the fix", "[engine][registry]") {
-  const fs::path dir = tmp("damaged");
+  const nltest::TempDir td("registry-damaged");
+  const fs::path& dir = td.path;
   fs::create_directories(dir / "registry" / "paper" / "col" / "plain");
   std::ofstream(dir / "registry" / "paper" / "col" / "plain" / "seed1.json") << "{\"truncated\": ";
   std::ostringstream log;
@@ -156,7 +158,8 @@ TEST_CASE("trainer: a NaN parameter found at validation makes the run diverged, 
       return std::make_shared<M>();
     }
   };
-  const fs::path dir = tmp("nanparam");
+  const nltest::TempDir td("registry-nanparam");
+  const fs::path& dir = td.path;
   NanParamTask task;
   json s = task_schema(task).defaults();
   s["out"] = (dir / "run").string();

@@ -1,7 +1,8 @@
 // A NaN propagates through every activation and pooling as in PyTorch (issue: relu(NaN) returned 0, which
 // hid a NaN bias in a checkpoint behind a flat loss): relu, maximum/minimum, the ReLU backward (a NaN
 // output passes the gradient, as threshold_backward), max-pool (the branch-free 2x2 paths for float32 and
-// float64, and the general path), the FFN's fused bias + ReLU (+ dropout) forward and backward, and the
+// float64, and the general path), the FFN's fused bias + ReLU (+ dropout, where a dropped NaN stays NaN as
+// PyTorch's x * mask) forward and backward, dropout itself, and the
 // MNIST CNN end to end.
 #include <catch2/catch.hpp>
 
@@ -39,7 +40,7 @@ TEST_CASE("nan: relu, maximum and minimum keep a NaN", "[nn][nan]") {
 TEST_CASE("nan: the ReLU backward passes the gradient where the output is NaN", "[nn][nan]") {
   Variable x(Tensor::from_vector<double>({-1.0, kNaN, 2.0}, {3}), true);
   Variable y = relu(x);
-  backward(sum(y * Variable(Tensor::from_vector<double>({5.0, 7.0, 11.0}, {3}))));
+  sum(y * Variable(Tensor::from_vector<double>({5.0, 7.0, 11.0}, {3}))).backward();
   const auto g = x.grad().to_vector<double>();
   CHECK(g[0] == 0);
   CHECK(g[1] == 7);  // PyTorch: threshold_backward gives grad where !(x <= 0)
@@ -80,9 +81,26 @@ TEST_CASE("nan: the FFN's fused bias + ReLU keeps a NaN forward and passes its g
     bv[5] = kNaN;
     b1 = Variable(Tensor::from_vector(bv, {16}), true);
     Variable y = ffn_relu(x, w1, b1, w2, b2, p, /*training=*/p > 0);
-    for (double v : values(y)) CHECK(std::isnan(v));  // fc2 mixes the NaN unit into every output
-    backward(sum(y));
-    CHECK(std::isnan(b1.grad().to_vector<double>()[5]));
+    for (double v : values(y)) CHECK(std::isnan(v));  // fc2 mixes the NaN unit into every output (a dropped NaN stays NaN, as x * mask)
+    sum(y).backward();
+    // As PyTorch: the ReLU backward passes the (finite) gradient at the NaN unit; fc2's weight gradient
+    // (hidden^T · g) carries the NaN.
+    CHECK(std::isfinite(b1.grad().to_vector<double>()[5]));
+    bool nan_w2 = false;
+    for (double v : w2.grad().to_vector<double>()) nan_w2 = nan_w2 || std::isnan(v);
+    CHECK(nan_w2);
+  }
+}
+
+TEST_CASE("nan: dropout and dropout_add keep a NaN even where it is dropped", "[nn][nan]") {
+  manual_seed(7);
+  std::vector<double> v(256, 1.0);
+  for (size_t i = 0; i < v.size(); i += 2) v[i] = kNaN;
+  Variable x(Tensor::from_vector(v, {256}));
+  const auto d = values(dropout(x, 0.5, true)), da = values(dropout_add(Variable(Tensor::zeros({256}, DType::Float64)), x, 0.5, true));
+  for (size_t i = 0; i < v.size(); i += 2) {
+    CHECK(std::isnan(d[i]));
+    CHECK(std::isnan(da[i]));
   }
 }
 
@@ -92,7 +110,7 @@ TEST_CASE("nan: a NaN conv bias reaches the MNIST CNN's logits", "[nn][nan]") {
     if (name == "conv1.bias") {
       std::vector<float> b = p.data().to_vector<float>();
       b[0] = std::numeric_limits<float>::quiet_NaN();
-      p.data().copy_(Tensor::from_vector(b, {(int64_t)b.size()}));
+      p.set_data(Tensor::from_vector(b, {(int64_t)b.size()}));
     }
   const auto logits = values(m(Variable(Tensor::rand({2, 1, 28, 28}))));
   for (double v : logits) CHECK(std::isnan(v));

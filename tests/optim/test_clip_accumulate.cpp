@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "autograd/functions.h"
+#include "backends/core_only_backend.h"
 #include "optim/accumulate.h"
 #include "optim/clip.h"
 #include "optim/optimizer.h"
@@ -110,4 +111,41 @@ TEST_CASE("accumulate: drives an optimizer every k micro-batches, errors", "[opt
   CHECK(acc.finalize() == 1.0);  // a partial group at the end is averaged over what it holds
   CHECK_THROWS_WITH(acc.finalize(), Contains("no micro-batch"));
   CHECK_THROWS_WITH(GradAccumulator({w}, 0), Contains("update_freq must be >= 1"));
+}
+
+namespace {
+/// The fake device, counting its device -> host copies; registered as cuda:0 while it lives.
+struct CountingBackend final : nltest::CoreOnlyBackend {
+  int to_host = 0;
+  CountingBackend() { register_backend(DeviceType::CUDA, this); }
+  ~CountingBackend() override { register_backend(DeviceType::CUDA, nullptr); }
+  void copy_to_host(void* dst, const void* src, size_t n, int d) override {
+    ++to_host;
+    nltest::CoreOnlyBackend::copy_to_host(dst, src, n, d);
+  }
+};
+}  // namespace
+
+TEST_CASE("clip_grad_norm_ on a device reads one scalar back, whatever the parameter count", "[optim][clip]") {
+  std::vector<Variable> host;
+  for (int i = 0; i < 6; ++i) {
+    host.emplace_back(Tensor::zeros({17 + i, 5}), true);
+    host.back().set_grad(Tensor::randn({17 + i, 5}, 0, 3));
+  }
+  CountingBackend counting;
+  std::vector<Variable> dev;
+  for (const Variable& h : host) {
+    dev.emplace_back(h.data().to(Device::cuda(0)), true);
+    dev.back().set_grad(h.grad().to(Device::cuda(0)));
+  }
+  counting.to_host = 0;
+  const double norm_dev = clip_grad_norm_(dev, 1.0);
+  CHECK(counting.to_host == 1);  // one per parameter before the fix
+  const double norm_host = clip_grad_norm_(host, 1.0);
+  CHECK(norm_dev == Approx(norm_host).epsilon(1e-12));
+  CHECK(norm_host > 1.0);  // the gradients were clipped
+  for (size_t i = 0; i < host.size(); ++i) {
+    const auto d = dev[i].grad().to(Device::cpu()).to_vector<float>(), h = host[i].grad().to_vector<float>();
+    for (size_t k = 0; k < h.size(); ++k) CHECK(d[k] == Approx(h[k]).epsilon(1e-6));
+  }
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
 #include "report/claims.h"
 #include "report/welch.h"
@@ -70,7 +71,7 @@ TEST_CASE("claims: derived from the paper numbers, Diverge is worst, ties and do
   const std::vector<Comparison> cmp = {{"T", "Table X", "a", "b"}};
   const std::vector<ClaimColumn> cols = {{"up", "Up", true}, {"down", "Down", false}, {"div", "Div", true},
                                          {"both", "Both", true}, {"tie", "Tie", true}};
-  auto paper = [](const std::string& col, const std::string& v) {
+  auto paper = [](const std::string& col, const std::string& v) -> double {
     if (col == "up") return v == "a" ? 1.0 : 2.0;    // b better
     if (col == "down") return v == "a" ? 1.0 : 2.0;  // lower better: a better
     if (col == "div") return v == "a" ? 5.0 : NAN;   // b diverges
@@ -105,8 +106,22 @@ TEST_CASE("claims: Xu et al. 2019 Tables 1-4 in the columns we run", "[report][c
   CHECK(find("T1-ln-vs-none/mt")->paper_worse_diverged);
   CHECK(find("T2-detach-vs-none/mt") == nullptr);  // both diverge in the paper: no ordering claimed
   CHECK(find("T3-mean-vs-var/sst5")->statement() == "sst5: detach-variance > detach-mean");
-  CHECK(find("T1-simple-vs-ln/lm")->statement().find(" < ") != std::string::npos);  // BPC: lower is better
+  CHECK(find("T1-simple-vs-ln/lm") == nullptr);  // Enwiki8: 1.07 = 1.07, no ordering claimed
+  REQUIRE(find("T2-detach-vs-none/lm"));
+  CHECK(find("T2-detach-vs-none/lm")->statement() == "lm: none < detachnorm");  // BPC: lower is better
   // No records: every claim is "not run".
   const std::string md = format_xu2019_claims(cols, {});
   CHECK_THAT(md, Contains("0 hold, 0 reversed, 0 inconclusive, " + std::to_string(claims.size()) + " not run"));
+}
+
+TEST_CASE("claims: Shen et al. 2020 Tables 1-2 in our mt and PTB columns", "[report][claims]") {
+  std::vector<std::string> st;
+  for (const auto& c : nlapp::powernorm_claims()) st.push_back(c.statement());
+  // IWSLT14: PN 35.9 > LN 35.5 > BN 34.4 < PN-V 35.5 (LN = PN-V: no claim); PTB (PPL): PN 47.6 < LN 53.2 <
+  // PN-V 55.3 < BN 60.7.
+  const std::vector<std::string> want = {"mt: powernorm > layernorm", "lm: powernorm < layernorm", "mt: layernorm > batchnorm",
+                                         "lm: layernorm < batchnorm", "mt: powernorm-v > batchnorm", "lm: powernorm-v < batchnorm",
+                                         "lm: layernorm < powernorm-v"};
+  CHECK(st == want);
+  CHECK_THAT(nlapp::format_powernorm_claims({}), Contains("Shen et al. 2020, Tables 1-2") && Contains("0 hold, 0 reversed, 0 inconclusive, 7 not run"));
 }

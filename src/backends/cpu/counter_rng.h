@@ -22,4 +22,19 @@ NL_HOST_DEVICE inline double uniform01(uint64_t seed, uint64_t i) {
   return ((r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
+/// a + b * u with the product and the sum each rounded to double: never one fused multiply-add, so the
+/// bits do not depend on whether a compiler contracts (GCC with -march=native does unless told not to,
+/// nvcc does by default). The random fills use it: uniform lo + (hi - lo) * u, normal mean + std * z.
+/// On the device the rounding is explicit (__dmul_rn / __dadd_rn); on the host the caller's translation
+/// unit is compiled with -ffp-contract=off (cpu_random.cpp; tests/backends/test_random_rounding.cpp
+/// fails if it is not).
+NL_HOST_DEVICE inline double add_mul_rounded(double a, double b, double u) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, __dmul_rn(b, u));
+#else
+  const double p = b * u;
+  return a + p;
+#endif
+}
+
 }  // namespace nl::cpu

@@ -33,10 +33,10 @@ void dropout_kernel(const char* name, const Desc& out, const Desc& residual, con
     const int64_t n = in.numel();
     if (add) {
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-      for (int64_t i = 0; i < n; ++i) o[i] = r[i] + (uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0));
+      for (int64_t i = 0; i < n; ++i) o[i] = r[i] + x[i] * (uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));
     } else {
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-      for (int64_t i = 0; i < n; ++i) o[i] = uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0);
+      for (int64_t i = 0; i < n; ++i) o[i] = x[i] * (uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));
     }
   });
 }

@@ -1,17 +1,15 @@
-// CPU elementwise kernels: fill, copy/cast, unary, binary, where and counter-based random fills
-// (dropout: cpu_dropout.cpp).
+// CPU elementwise kernels: fill, copy/cast, unary, binary, where (random fills: cpu_random.cpp;
+// dropout: cpu_dropout.cpp).
 #include <cmath>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
-#include "backends/cpu/counter_rng.h"
 #include "backends/cpu/strided.h"
 #include "backends/elementwise_math.h"
 
 namespace nl {
 using cpu::for_each_row;
-using cpu::uniform01;
 
 
 void CpuBackend::fill(const Desc& out, double value) {
@@ -127,26 +125,6 @@ void CpuBackend::where(const Desc& out, const Desc& cond, const Desc& x, const D
         for (int64_t i = 0; i < n; ++i) o[i * s[0]] = c[i * s[1]] != C(0) ? a[i * s[2]] : b[i * s[3]];
       });
     });
-  });
-}
-
-void CpuBackend::random(const Desc& out, bool normal, double lo, double hi, uint64_t seed, uint64_t offset) {
-  prof::Scope prof_scope(prof::Cat::Random);
-  if (!out.contiguous()) throw std::invalid_argument("random: output must be contiguous");
-  dispatch_floating(out.dtype, "random", [&](auto tag) {
-    using T = decltype(tag);
-    T* o = static_cast<T*>(out.data);
-    const int64_t n = out.numel();
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
-      uint64_t c = offset + (uint64_t)i;
-      if (normal) {  // Box-Muller on two independent uniforms of this counter
-        double u1 = uniform01(seed, 2 * c), u2 = uniform01(seed ^ 0x5851F42D4C957F2Dull, 2 * c + 1);
-        o[i] = T(lo + hi * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
-      } else {
-        o[i] = T(lo + (hi - lo) * uniform01(seed, c));
-      }
-    }
   });
 }
 

@@ -34,7 +34,7 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
         if constexpr (decltype(has_bias)::value) v += bp[j];
         const T a = v < T(0) ? T(0) : v;  // NaN stays NaN (PyTorch)
         if constexpr (decltype(drop)::value)
-          o[j] = cpu::uniform01(seed, c0 + (uint64_t)j) > p ? a * scale : T(0);
+          o[j] = a * (cpu::uniform01(seed, c0 + (uint64_t)j) > p ? scale : T(0));  // a dropped NaN stays NaN (x * mask)
         else
           o[j] = a;
       }

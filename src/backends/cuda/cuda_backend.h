@@ -63,6 +63,11 @@ class CudaBackend final : public Backend {
   void gemm(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
             int64_t lda, int64_t strideA, const void* B, int64_t ldb, int64_t strideB, double beta, void* C,
             int64_t ldc, int64_t strideC, int64_t batch, int device_index) override;
+  /// One cuBLAS call for the whole grid (cuda_blas.cu).
+  void gemm_grid(DType t, bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                 int64_t lda, int64_t strideA, int64_t outerA, const void* B, int64_t ldb, int64_t strideB,
+                 int64_t outerB, double beta, void* C, int64_t ldc, int64_t strideC, int64_t outerC, int64_t batch,
+                 int64_t outer, int device_index) override;
 
  private:
   CudaFused fused_;

@@ -39,18 +39,69 @@ Contexts& contexts() {
 }  // namespace
 
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e) + " (" +
-                             cudaGetErrorName(e) + ")");
+  if (e == cudaSuccess) return;
+  std::string msg = std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")";
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) msg += "; " + no_kernel_image_hint();
+  throw std::runtime_error(msg);
 }
 
-int device_count() {
-  static const int n = [] {
+std::string no_kernel_image_hint() {
+  int dev = 0, major = 0, minor = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  const std::string sm = std::to_string(major * 10 + minor);
+  std::string built = NORMLAB_CUDA_ARCHITECTURES;  // CMake's list with ',' for ';'
+  for (char& ch : built)
+    if (ch == ',') ch = ';';
+  return "normlab's CUDA kernels were built for CMAKE_CUDA_ARCHITECTURES=" + built + " but cuda:" +
+         std::to_string(dev) + " has compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+         " (sm_" + sm + "), for which no kernel image fits; rebuild with -DCMAKE_CUDA_ARCHITECTURES=\"" + built + ";" +
+         sm + "\" (or just " + sm + ")";
+}
+
+namespace {
+struct Probe {
+  int count = 0;
+  cudaError_t error = cudaSuccess;
+};
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe r;
     int c = 0;
     // The count is left unwritten when the call fails (no driver / no GPU): treat that as 0.
-    return cudaGetDeviceCount(&c) == cudaSuccess ? c : 0;
+    r.error = cudaGetDeviceCount(&c);
+    r.count = r.error == cudaSuccess ? c : 0;
+    cudaGetLastError();  // do not leave the error sticky for the next launch check
+    return r;
   }();
-  return n;
+  return p;
+}
+}  // namespace
+
+int device_count() { return probe().count; }
+
+std::string device_status() {
+  const Probe& p = probe();
+  if (p.count > 0) return "";
+  int rt = 0, drv = 0;
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  auto ver = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  switch (p.error) {
+    case cudaSuccess:
+    case cudaErrorNoDevice:
+      return "the NVIDIA driver reports no GPU (cudaErrorNoDevice)";
+    case cudaErrorInsufficientDriver:
+      if (drv == 0)  // the runtime reports this code when no driver (libcuda.so) is installed at all
+        return "no NVIDIA driver is installed (cudaErrorInsufficientDriver, no libcuda.so): this machine has no usable GPU";
+      return "the NVIDIA driver is older than the CUDA " + ver(rt) + " runtime normlab was built with "
+             "(cudaErrorInsufficientDriver, the driver supports CUDA " + ver(drv) +
+             "): update the driver (CUDA 13 needs R580 or newer) or rebuild normlab with an older CUDA toolkit";
+    default:
+      return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(p.error) + " (" +
+             cudaGetErrorName(p.error) + "); no driver is installed, or it is not usable here";
+  }
 }
 
 DeviceContext& context(int index) {
@@ -70,6 +121,7 @@ DeviceContext& context(int index) {
   if (cs.by_index.empty()) cs.by_index.resize((size_t)n);
   auto& slot = cs.by_index[(size_t)index];
   if (!slot) {
+    check(probe_kernel_image(), "loading normlab's kernels");  // no image for this GPU: name the fix now
     auto c = std::make_unique<DeviceContext>();
     c->index = index;
     check(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "cudaStreamCreate");

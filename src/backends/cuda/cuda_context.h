@@ -35,8 +35,15 @@ DeviceContext& context(int index);
 /// an index error (the record is cleared first).
 void sync_and_check(DeviceContext& c);
 
-/// Throws std::runtime_error("CUDA error in <what>: <message>") unless e == cudaSuccess.
+/// Throws std::runtime_error("CUDA error in <what>: <message>") unless e == cudaSuccess; a missing kernel
+/// image (cudaErrorNoKernelImageForDevice) adds no_kernel_image_hint().
 void check(cudaError_t e, const char* what);
+/// "normlab's CUDA kernels were built for CMAKE_CUDA_ARCHITECTURES=... but cuda:N has compute capability
+/// X.Y ...; rebuild with -DCMAKE_CUDA_ARCHITECTURES=..." for the current device.
+std::string no_kernel_image_hint();
+/// cudaFuncGetAttributes of one of normlab's kernels on the current device: cudaErrorNoKernelImageForDevice
+/// (or cudaErrorInvalidDeviceFunction) when the module has no code this GPU can run (cuda_elementwise.cu).
+cudaError_t probe_kernel_image();
 /// Checks the launch of the kernel just enqueued (cudaGetLastError).
 inline void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
 

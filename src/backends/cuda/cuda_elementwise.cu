@@ -45,13 +45,20 @@ __global__ void random_kernel(T* o, int64_t n, bool normal, double lo, double hi
     const uint64_t c = offset + (uint64_t)i;
     if (normal) {  // Box-Muller on two independent uniforms of this counter (as the CPU)
       const double u1 = cpu::uniform01(seed, 2 * c), u2 = cpu::uniform01(seed ^ 0x5851F42D4C957F2Dull, 2 * c + 1);
-      o[i] = T(lo + hi * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+      o[i] = T(cpu::add_mul_rounded(lo, hi, sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2)));
     } else {
-      o[i] = T(lo + (hi - lo) * cpu::uniform01(seed, c));
+      o[i] = T(cpu::add_mul_rounded(lo, hi - lo, cpu::uniform01(seed, c)));
     }
   }
 }
 }  // namespace
+
+cudaError_t probe_kernel_image() {
+  cudaFuncAttributes a;
+  const cudaError_t e = cudaFuncGetAttributes(&a, fill_kernel<float>);
+  cudaGetLastError();  // the caller reports it; do not leave it for the next launch check
+  return e;
+}
 
 void CudaBackend::fill(const Desc& out, double value) {
   const int64_t n = out.numel();

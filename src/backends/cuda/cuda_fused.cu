@@ -9,6 +9,7 @@
 #include "backends/cpu/counter_rng.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_launch.cuh"
+#include "backends/cuda/cuda_reduce.cuh"
 #include "backends/cuda/cuda_rows.cuh"
 
 namespace nl::cuda {
@@ -55,7 +56,7 @@ __global__ void softmax_backward_kernel(T* gin, const T* gout, const T* yv, int6
 }
 template <typename T>
 __global__ void dropout_kernel(T* o, const T* x, int64_t n, double p, T scale, uint64_t seed, uint64_t offset) {
-  NL_GRID_LOOP(i, n) o[i] = cpu::uniform01(seed, offset + (uint64_t)i) > p ? x[i] * scale : T(0);
+  NL_GRID_LOOP(i, n) o[i] = x[i] * (cpu::uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));  // NaN * 0 stays NaN (PyTorch)
 }
 template <typename T>
 __global__ void cross_entropy_kernel(T* loss, T* prob, const T* logits, const int64_t* tg, int64_t C,
@@ -149,22 +150,26 @@ __global__ void layer_norm_backward_kernel(T* gx, const T* gy, const T* xv, cons
   for (int64_t j = threadIdx.x; j < H; j += blockDim.x)
     gx[r * H + j] = T((g(j) - gbar) * inv - coef * ((double)x[j] - mu));
 }
-// dweight[j] = Σ_r dL/dy[r, j] · (x[r, j] - mu_r)/D_r and dbias[j] = Σ_r dL/dy[r, j]: one thread per
-// column, rows in order (deterministic; adjacent threads read adjacent columns).
+// dweight[j] = Σ_r dL/dy[r, j] · (x[r, j] - mu_r)/D_r and dbias[j] = Σ_r dL/dy[r, j], summed by the
+// tiled two-pass column reduction (cuda_reduce.cuh): all SMs busy, deterministic.
 template <typename T>
-__global__ void layer_norm_param_grad_kernel(T* gw, T* gb, const T* gy, const T* x, const T* mean, const T* rstd,
-                                             int64_t R, int64_t H) {
-  const int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= H) return;
-  double sw = 0, sb = 0;
-  for (int64_t r = 0; r < R; ++r) {
+struct LnParamLoad {
+  const T *gy, *x, *mean, *rstd;
+  int64_t H;
+  __device__ void operator()(int64_t r, int64_t j, double (&v)[2]) const {
     const double g = gy[r * H + j];
-    sb += g;
-    sw += g * ((double)x[r * H + j] - (double)mean[r]) * (double)rstd[r];
+    v[0] = g * ((double)x[r * H + j] - (double)mean[r]) * (double)rstd[r];
+    v[1] = g;
   }
-  if (gw) gw[j] = T(sw);
-  if (gb) gb[j] = T(sb);
-}
+};
+template <typename T>
+struct LnParamStore {
+  T *gw, *gb;
+  __device__ void operator()(int k, int64_t j, double s) const {
+    if (k == 0 && gw) gw[j] = T(s);
+    if (k == 1 && gb) gb[j] = T(s);
+  }
+};
 template <typename T>
 __global__ void adam_kernel(T* p, const T* g, T* mp, T* vp, int64_t n, T b1, T b2, T eps, T l2, T decay, T step,
                             T inv_sqrt_bc2) {
@@ -275,12 +280,13 @@ void CudaFused::layer_norm_backward(const Desc& gx, const Desc& gweight, const D
         static_cast<T*>(gx.data), static_cast<const T*>(gy.data), static_cast<const T*>(x.data),
         static_cast<const T*>(mean.data), static_cast<const T*>(rstd.data), static_cast<const T*>(weight.data), H, o,
         nv);
+    check_launch("layer_norm backward");
     if (gweight.data || gbias.data)
-      layer_norm_param_grad_kernel<T><<<(unsigned)((H + kThreads - 1) / kThreads), kThreads, 0, c.stream>>>(
-          static_cast<T*>(gweight.data), static_cast<T*>(gbias.data), static_cast<const T*>(gy.data),
-          static_cast<const T*>(x.data), static_cast<const T*>(mean.data), static_cast<const T*>(rstd.data), R, H);
+      column_sums<2>(core(), x.device_index, c.stream, R, H,
+                     LnParamLoad<T>{static_cast<const T*>(gy.data), static_cast<const T*>(x.data),
+                                    static_cast<const T*>(mean.data), static_cast<const T*>(rstd.data), H},
+                     LnParamStore<T>{static_cast<T*>(gweight.data), static_cast<T*>(gbias.data)});
   });
-  check_launch("layer_norm backward");
 }
 
 void CudaFused::adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v, const AdamKernelOpts& o) {
