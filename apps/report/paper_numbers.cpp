@@ -10,50 +10,56 @@
 #include "report/paper_numbers.h"
 
 #include <cmath>
-#include <initializer_list>
-#include <utility>
+#include <limits>
 
 namespace nlapp {
 
 namespace {
+constexpr double D = std::numeric_limits<double>::quiet_NaN();  // the paper prints "Diverge"
+
+// One column of a paper's table: its numbers in the order of `norms` (NaN: "Diverge").
+struct Column {
+  const char* column;
+  std::vector<double> values;
+  char status = 0;
+};
+
+// A paper's table: its rows (norms), the columns, and where it is in the paper.
+struct Table {
+  const char* paper;
+  const char* source;
+  std::vector<const char*> norms;
+  std::vector<Column> columns;
+};
+
+std::vector<Table> tables() {
+  const std::vector<const char*> xu{"none", "layernorm", "layernorm-simple", "detachnorm", "detach-mean",
+                                   "detach-variance", "adanorm"};
+  const std::vector<const char*> shen{"layernorm", "batchnorm", "powernorm-v", "powernorm"};
+  return {
+      {"xu2019", "Tables 1-4", xu,
+       {{"en-de", {D, 28.3, 28.4, D, 28.3, D, 28.5}},
+        {"de-en", {34.0, 35.5, 35.5, 33.9, 35.6, 34.2, 35.6}},
+        {"en-vi", {28.4, 31.2, 31.6, 27.7, 31.3, 29.8, 31.4}},
+        {"enwiki8", {1.04, 1.07, 1.07, 1.12, 1.07, 1.10, 1.07}},
+        {"rt", {76.85, 77.21, 76.66, 76.40, 75.02, 77.04, 77.50}},
+        {"sst5", {38.55, 39.23, 40.54, 40.04, 40.99, 41.74, 40.54}},
+        {"mnist", {99.14, 99.13, 99.09, 99.10, 99.25, 99.10, 99.35}},
+        {"ptb", {88.31, 89.12, 89.19, 89.79, 89.45, 89.80, 89.23}}}},
+      {"shen2020", "Table 1", shen, {{"iwslt14", {35.5, 34.4, 35.5, 35.9}, 'V'}, {"wmt14", {29.5, 28.1, 28.5, 30.1}, 'V'}}},
+      {"shen2020", "Table 2", shen, {{"ptb", {53.2, 60.7, 55.3, 47.6}, 'V'}, {"wt103", {20.9, 27.2, 21.3, 17.9}, 'V'}}},
+      {"ni2024", "slides", {"layernorm", "lng"}, {{"iwslt14-de-en", {35.01, 35.23}}, {"vit-cifar", {88.81, 89.26}}}},
+      {"ni2024", "slides", {"instancenorm", "batchnorm", "layernorm", "groupnorm", "lng"},
+       {{"resnet-cifar-train", {10, 36.0, 59.5, 82.16, 99.66}}, {"resnet-cifar-test", {10, 39.3, 62.85, 69.37, 86.66}}}},
+  };
+}
+
 std::vector<PaperValue> build() {
   std::vector<PaperValue> t;
-  auto add = [&](const char* paper, const char* source, const char* column,
-                 std::initializer_list<std::pair<const char*, double>> cells, char status = 0) {
-    for (const auto& [norm, v] : cells) t.push_back({paper, column, norm, v, false, status, source});
-  };
-  auto diverged = [&](const char* paper, const char* source, const char* column, std::initializer_list<const char*> norms) {
-    for (const char* norm : norms) t.push_back({paper, column, norm, std::nan(""), true, 0, source});
-  };
-  const char* xu = "Tables 1-4";
-  diverged("xu2019", xu, "en-de", {"none", "detachnorm", "detach-variance"});
-  add("xu2019", xu, "en-de", {{"layernorm", 28.3}, {"layernorm-simple", 28.4}, {"detach-mean", 28.3}, {"adanorm", 28.5}});
-  add("xu2019", xu, "de-en", {{"none", 34.0}, {"layernorm", 35.5}, {"layernorm-simple", 35.5}, {"detachnorm", 33.9},
-                              {"detach-mean", 35.6}, {"detach-variance", 34.2}, {"adanorm", 35.6}});
-  add("xu2019", xu, "en-vi", {{"none", 28.4}, {"layernorm", 31.2}, {"layernorm-simple", 31.6}, {"detachnorm", 27.7},
-                              {"detach-mean", 31.3}, {"detach-variance", 29.8}, {"adanorm", 31.4}});
-  add("xu2019", xu, "enwiki8", {{"none", 1.04}, {"layernorm", 1.07}, {"layernorm-simple", 1.07}, {"detachnorm", 1.12},
-                                {"detach-mean", 1.07}, {"detach-variance", 1.10}, {"adanorm", 1.07}});
-  add("xu2019", xu, "rt", {{"none", 76.85}, {"layernorm", 77.21}, {"layernorm-simple", 76.66}, {"detachnorm", 76.40},
-                           {"detach-mean", 75.02}, {"detach-variance", 77.04}, {"adanorm", 77.50}});
-  add("xu2019", xu, "sst5", {{"none", 38.55}, {"layernorm", 39.23}, {"layernorm-simple", 40.54}, {"detachnorm", 40.04},
-                             {"detach-mean", 40.99}, {"detach-variance", 41.74}, {"adanorm", 40.54}});
-  add("xu2019", xu, "mnist", {{"none", 99.14}, {"layernorm", 99.13}, {"layernorm-simple", 99.09}, {"detachnorm", 99.10},
-                              {"detach-mean", 99.25}, {"detach-variance", 99.10}, {"adanorm", 99.35}});
-  add("xu2019", xu, "ptb", {{"none", 88.31}, {"layernorm", 89.12}, {"layernorm-simple", 89.19}, {"detachnorm", 89.79},
-                            {"detach-mean", 89.45}, {"detach-variance", 89.80}, {"adanorm", 89.23}});
-
-  add("shen2020", "Table 1", "iwslt14", {{"layernorm", 35.5}, {"batchnorm", 34.4}, {"powernorm-v", 35.5}, {"powernorm", 35.9}}, 'V');
-  add("shen2020", "Table 1", "wmt14", {{"layernorm", 29.5}, {"batchnorm", 28.1}, {"powernorm-v", 28.5}, {"powernorm", 30.1}}, 'V');
-  add("shen2020", "Table 2", "ptb", {{"layernorm", 53.2}, {"batchnorm", 60.7}, {"powernorm-v", 55.3}, {"powernorm", 47.6}}, 'V');
-  add("shen2020", "Table 2", "wt103", {{"layernorm", 20.9}, {"batchnorm", 27.2}, {"powernorm-v", 21.3}, {"powernorm", 17.9}}, 'V');
-
-  add("ni2024", "slides", "iwslt14-de-en", {{"layernorm", 35.01}, {"lng", 35.23}});
-  add("ni2024", "slides", "vit-cifar", {{"layernorm", 88.81}, {"lng", 89.26}});
-  add("ni2024", "slides", "resnet-cifar-train", {{"instancenorm", 10}, {"batchnorm", 36.0}, {"layernorm", 59.5},
-                                                 {"groupnorm", 82.16}, {"lng", 99.66}});
-  add("ni2024", "slides", "resnet-cifar-test", {{"instancenorm", 10}, {"batchnorm", 39.3}, {"layernorm", 62.85},
-                                                {"groupnorm", 69.37}, {"lng", 86.66}});
+  for (const Table& tab : tables())
+    for (const Column& c : tab.columns)
+      for (size_t i = 0; i < c.values.size(); ++i)
+        t.push_back({tab.paper, c.column, tab.norms.at(i), c.values[i], std::isnan(c.values[i]), c.status, tab.source});
   return t;
 }
 }  // namespace

@@ -75,9 +75,7 @@ std::string BatchNorm::extra_repr() const {
 
 std::shared_ptr<Module> make_batch_norm(int64_t d, const NormOptions& o) {
   const DType dtype = o.dtype();
-  BatchNormConfig c;
-  c.eps = o.eps();
-  c.affine = o.affine();
+  BatchNormConfig c = o.with_common(BatchNormConfig{});
   c.released = o.get<bool>("released", false);
   c.momentum = o.get<double>("momentum", c.released ? 0.05 : 0.1);
   return std::make_shared<BatchNorm>(d, c, dtype);

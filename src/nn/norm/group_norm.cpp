@@ -98,9 +98,7 @@ std::string GroupedNorm::extra_repr() const {
 
 namespace {
 GroupNormConfig group_config(const NormOptions& o) {
-  GroupNormConfig c;
-  c.eps = o.eps();
-  c.affine = o.affine();
+  GroupNormConfig c = o.with_common(GroupNormConfig{});
   c.groups = o.get<int64_t>("groups", 1);
   return c;
 }

@@ -38,6 +38,14 @@ class NormOptions {
   double eps(double fallback = 1e-5) const { return get<double>("eps", fallback); }
   /// "affine" (default `fallback`).
   bool affine(bool fallback = true) const { return get<bool>("affine", fallback); }
+  /// `c` with "eps" and "affine" read over its defaults (the options every norm outside the LayerNorm family
+  /// takes; `Config` has fields eps and affine).
+  template <typename Config>
+  Config with_common(Config c) const {
+    c.eps = eps(c.eps);
+    c.affine = affine(c.affine);
+    return c;
+  }
   /// "dtype" of the parameters: "float32" (default) or "float64"; throws on another value.
   DType dtype() const {
     const std::string dt = get<std::string>("dtype", "float32");

@@ -151,9 +151,7 @@ namespace {
 // The options PN-V and PN share (eps, affine, alpha_fwd, layer_scale, layer_scale_groups) on config C.
 template <typename C>
 C power_config(const NormOptions& o) {
-  C c;
-  c.eps = o.eps();
-  c.affine = o.affine();
+  C c = o.with_common(C{});
   c.alpha_fwd = o.get<double>("alpha_fwd", c.alpha_fwd);
   c.layer_scale = o.get<bool>("layer_scale", c.layer_scale);
   c.layer_scale_groups = o.get<int64_t>("layer_scale_groups", c.layer_scale_groups);
