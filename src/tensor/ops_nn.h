@@ -13,6 +13,7 @@
 // marks the spot with "autocast hook"). Nothing here casts today: mixing dtypes is an error.
 #include <cstdint>
 
+#include "tensor/layer_norm_options.h"
 #include "tensor/tensor.h"
 
 namespace nl {
@@ -61,15 +62,7 @@ void bias_relu_dropout_backward_out(Tensor& gx, Tensor& gbias, const Tensor& gou
 
 // ---- LayerNorm family (ops_norm.cpp) ----
 
-/// The variants of the LayerNorm family as flags of one kernel (Xu et al. 2019, Eq. 1 and Theorem 1).
-struct LayerNormOptions {
-  double eps = 1e-5;
-  bool unbiased = false;    ///< std with 1/(H-1) (AdaNorm code) instead of 1/H (paper, torch LN)
-  bool eps_inside = true;   ///< sqrt(var + eps) (torch) vs sqrt(var) + eps (AdaNorm code)
-  bool center = true;       ///< subtract the mean (false: RMS-style scaling)
-  bool detach_mean = false; ///< no gradient through the mean
-  bool detach_std = false;  ///< no gradient through the std
-};
+// LayerNormOptions (the variants as kernel flags): tensor/layer_norm_options.h.
 /// Forward of the LayerNorm family over the last dim of x [..., H].
 struct LayerNormResult {
   Tensor y;     ///< [..., H]: weight ⊙ (x - mu) / D + bias

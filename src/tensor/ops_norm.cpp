@@ -1,5 +1,5 @@
 // Front end of the fused LayerNorm family (Xu et al. 2019, Eq. 1; backward: appendix B, W1/W2/W3), see
-// tensor/ops_nn.h. The options map one to one onto the kernel's NormKernelOpts.
+// tensor/ops_nn.h. The kernel takes the same LayerNormOptions (its NormKernelOpts).
 #include <stdexcept>
 #include <string>
 
@@ -10,10 +10,6 @@
 namespace nl {
 
 namespace {
-NormKernelOpts kernel_opts(const LayerNormOptions& o) {
-  return NormKernelOpts{o.eps, o.unbiased, o.eps_inside, o.center, o.detach_mean, o.detach_std};
-}
-
 // Rows of the last dim: throws unless x can be normalised over it and weight/bias are [H] like x.
 int64_t check_norm_args(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
                         const LayerNormOptions& o) {
@@ -39,8 +35,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   Tensor x2 = xc.view({R, H});
   LayerNormResult r{Tensor::empty({R, H}, xc.dtype(), xc.device()), Tensor::empty({R}, xc.dtype(), xc.device()),
                     Tensor::empty({R}, xc.dtype(), xc.device())};
-  fused_for(xc).layer_norm(r.y.desc(), r.mean.desc(), r.rstd.desc(), x2.desc(), opt_desc(w), opt_desc(b),
-                           kernel_opts(o));
+  fused_for(xc).layer_norm(r.y.desc(), r.mean.desc(), r.rstd.desc(), x2.desc(), opt_desc(w), opt_desc(b), o);
   r.y = r.y.view(xc.shape());
   return r;
 }
@@ -64,7 +59,7 @@ LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tens
   if (want_weight && w.defined()) g.weight = Tensor::empty({H}, x.dtype(), x.device());
   if (want_bias) g.bias = Tensor::empty({H}, x.dtype(), x.device());
   fused_for(x2).layer_norm_backward(g.x.desc(), opt_desc(g.weight), opt_desc(g.bias), gc.desc(), x2.desc(),
-                                    mean.contiguous().desc(), rstd.contiguous().desc(), opt_desc(w), kernel_opts(o));
+                                    mean.contiguous().desc(), rstd.contiguous().desc(), opt_desc(w), o);
   g.x = g.x.view(x.shape());
   return g;
 }
