@@ -109,7 +109,10 @@ std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablatio
   std::vector<std::pair<int64_t, int64_t>> sizes;
   for (const auto& b : powernorm_ablation_batches())
     if ((b.first == 4096 && table1) || ablation) sizes.push_back(b);
-  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it.
+  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it, where the
+  // task has the setting (the lm task has none: its BatchNorm is the plain masked one).
+  auto lm = registry_task_factory()("lm");
+  const bool lm_released = lm && task_schema(*lm).find("bn_released");
   for (int seed = 1; seed <= seeds; ++seed) {
     for (const auto& [tokens, uf] : sizes)
       for (const auto& v : powernorm_variants()) {
@@ -122,7 +125,7 @@ std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablatio
     if (table2)
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}};
-        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
+        if (lm_released && nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
         runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
                         RegistryKey{"powernorm", "lm-ptb", v, seed}});
       }
