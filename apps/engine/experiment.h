@@ -41,7 +41,7 @@ struct ExperimentRun {
   std::string config;  ///< config name or path ("" = apps/configs/<task>/default.json or built-in defaults)
   nlohmann::json overrides = nlohmann::json::object();  ///< settings applied after the config (checked by the schema)
   nlohmann::json tags = nlohmann::json::object();       ///< free-form facts for the tables (column, variant, seed)
-  std::optional<RegistryKey> registry;  ///< where its record lives in the results registry (none: not registered)
+  std::optional<RegistryKey> registry = std::nullopt;  ///< where its record lives in the results registry (none: not registered)
 };
 
 /// Where a run stands (NotRun: unfinished, in a look-up-only experiment, ExperimentOptions::dry).

@@ -50,7 +50,7 @@ class BlockPool {
   struct Block {
     char* ptr;
     size_t size;
-    bool allocated = false, small;
+    bool allocated = false, small = false;
     Block *prev = nullptr, *next = nullptr;  ///< neighbours in the same segment
   };
   struct BySize {

@@ -28,7 +28,8 @@ std::vector<float> tie_data(int64_t n, unsigned seed, bool nans) {
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// The scalar semantics of the 2x2 stride-2 window: b > a, d > c, then bottom > top.
+// The scalar semantics of the 2x2 stride-2 window: b > a, d > c, then bottom > top, where a later value
+// also wins when it is NaN (PyTorch: a NaN in the window is the maximum, the last one in raster order).
 void ref_pool2x2(const std::vector<float>& x, std::vector<float>& y, std::vector<int64_t>& ix, const Conv2dGeom& g) {
   const int64_t OH = g.OH(), OW = g.OW();
   y.assign(g.N * g.C * OH * OW, 0);
@@ -38,9 +39,9 @@ void ref_pool2x2(const std::vector<float>& x, std::vector<float>& y, std::vector
       for (int64_t ow = 0; ow < OW; ++ow) {
         const float* r0 = x.data() + p * g.H * g.W + 2 * oh * g.W + 2 * ow;
         const float a = r0[0], b = r0[1], c = r0[g.W], d = r0[g.W + 1];
-        const bool i1 = b > a, i2 = d > c;
+        const bool i1 = b > a || std::isnan(b), i2 = d > c || std::isnan(d);
         const float m1 = i1 ? b : a, m2 = i2 ? d : c;
-        const bool i3 = m2 > m1;
+        const bool i3 = m2 > m1 || std::isnan(m2);
         const int64_t o = (p * OH + oh) * OW + ow;
         y[o] = i3 ? m2 : m1;
         ix[o] = 2 * oh * g.W + 2 * ow + (i3 ? g.W + (int64_t)i2 : (int64_t)i1);

@@ -115,7 +115,7 @@ TEST_CASE("xu2019: the report names the data of every column", "[report][paper-t
   CHECK(cols[0].overrides["data"] == "/d/bin/multi30k");
 }
 
-TEST_CASE("powernorm: Tables 1-2 carry the paper's numbers with their status", "[report][paper-table]") {
+TEST_CASE("powernorm: Tables 1-2 carry the paper's numbers (read from its text)", "[report][paper-table]") {
   RunRecord ln = done("mt", "layernorm", 1, "bleu", 30.0);
   ln.run.tags["max_tokens"] = 4096;
   RunRecord small = done("mt", "layernorm", 1, "bleu", 20.0);
@@ -130,7 +130,7 @@ TEST_CASE("powernorm: Tables 1-2 carry the paper's numbers with their status", "
   CHECK(t1[1].label == "BN (released MaskSyncBatchNorm)");
   const auto t2 = powernorm_table_rows(2, {with(done("lm", "powernorm", 1, "ppl", 0), RunStatus::Pending)});
   CHECK(format_paper_cell(t2[3].cells.at("ptb"), 2) == "pending (paper 47.6 [V])");
-  CHECK(format_paper_cell(t2[1].cells.at("ptb"), 2) == "— (paper 60.7 [V])");
+  CHECK(format_paper_cell(t2[1].cells.at("ptb"), 2) == "— (paper 60.7 [V])");  // BN: Table 2's 60.7
   CHECK(powernorm_paper_text(powernorm_paper("ptb", "rmsnorm")) == "n/a");
   const auto ab = powernorm_ablation_rows({ln, small});
   CHECK(ab[0].cells.at("1024").ours == std::vector<double>{20.0});

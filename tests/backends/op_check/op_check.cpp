@@ -39,7 +39,6 @@ Tensor randint(int64_t lo, int64_t hi, const nl::Shape& s, std::mt19937& rng) {
   return Tensor::from_vector<int64_t>(v, s);
 }
 Tensor out(const nl::Shape& s, DType dt, Device d) { return Tensor::full(s, 123.0, dt, d); }  // poisoned
-Desc none() { return Desc{}; }
 DType other(DType t) { return t == DType::Float64 ? DType::Float32 : DType::Float64; }
 
 std::vector<OpCase> build() {
