@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/blas_kernels.h"
+#include "backends/runtime.h"
 #include "common/cli_common.h"
 #include "common/cli_errors.h"
 #include "common/command_registry.h"

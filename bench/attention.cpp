@@ -18,7 +18,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
-#include "backends/cpu/threads.h"
+#include "backends/runtime.h"
 
 namespace {
 using Clock = std::chrono::steady_clock;

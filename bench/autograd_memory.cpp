@@ -20,7 +20,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
-#include "backends/cpu/threads.h"
+#include "backends/runtime.h"
 #include "nn/linear.h"
 #include "nn/norm/layer_norm.h"
 

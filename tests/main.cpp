@@ -3,7 +3,7 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-#include "backends/cpu/blas_kernels.h"
+#include "backends/runtime.h"
 
 int main(int argc, char** argv) {
   nl::ensure_blas_kernels(argv);

@@ -18,13 +18,12 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
-#include "backends/backend.h"
 #include "backends/profiler.h"
-#include "report/atomic_file.h"
 #include "engine/run_device.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
+#include "report/atomic_file.h"
 #include <filesystem>
 #include "common/command_registry.h"
 #include "report/markdown_table.h"
@@ -143,7 +142,7 @@ class NormlabBench {
  private:
   void step() {
     trainer_->update(micro_, u_++);
-    if (!dev_.is_cpu()) nl::backend_for(dev_.type).synchronize(dev_.index);  // the optimizer step's kernels too
+    if (!dev_.is_cpu()) nl::synchronize(dev_);  // the optimizer step's kernels too
   }
   Task& task_;
   int threads_;

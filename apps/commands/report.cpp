@@ -9,12 +9,12 @@
 #include "common/command_registry.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
-#include "engine/task_reproduction.h"
 #include "engine/task_registry.h"
+#include "engine/task_reproduction.h"
+#include "papers/powernorm_report.h"
+#include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
 #include "report/doc_blocks.h"
-#include "report/powernorm_report.h"
-#include "report/xu2019_report.h"
 
 namespace nlapp {
 namespace {

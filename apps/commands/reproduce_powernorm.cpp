@@ -2,7 +2,7 @@
 // LN, BN (released), PN-V, PN), Table 2's analogue (lm on PTB, the same four), the batch-size ablation
 // (max_tokens 1024 / 2048 / 4096 with --update-freq keeping 4,096 tokens per update) through the
 // experiment runner, then Figures 2-4 from the batch-statistics probe (ResNet-20 on CIFAR-10 vs the
-// Transformer). Tables, paper numbers and figures live in report/powernorm_report.h.
+// Transformer). Tables and figures live in papers/powernorm_report.h, the paper numbers in report/paper_numbers.h.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -14,8 +14,9 @@
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
+#include "nn/norm/factory.h"
+#include "papers/powernorm_report.h"
 #include "report/atomic_file.h"
-#include "report/powernorm_report.h"
 
 namespace nlapp {
 namespace {

@@ -1,8 +1,8 @@
 // `normlab reproduce xu2019`: Xu et al. 2019, Tables 1-4 and Figures 1-3, every column that exists at
 // CPU scale (mt on Multi30k, lm on tiny-shakespeare, cls on RT and SST-5, MNIST, parse on UD-EWT) ×
 // the seven LayerNorm-family variants × --seeds, through the experiment runner (finished runs are not
-// redone; results.md, results.json and the figures are rewritten after every run). The columns, the
-// paper's numbers and the table shapes live in report/xu2019_report.h.
+// redone; results.md, results.json and the figures are rewritten after every run). The columns and
+// table shapes live in papers/xu2019_report.h, the paper's numbers in report/paper_numbers.h.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -12,8 +12,8 @@
 #include "common/output_listing.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
+#include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
-#include "report/xu2019_report.h"
 
 namespace nlapp {
 namespace {

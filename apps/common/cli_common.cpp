@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "backends/backend.h"
-#include "backends/cpu/threads.h"
+#include "backends/runtime.h"
 #include "engine/run_device.h"
 
 namespace nlapp {

@@ -9,6 +9,7 @@
 #include "autograd/functions.h"
 #include "autograd/tape.h"
 #include "common/grad_norms.h"
+#include "nn/norm/factory.h"
 
 namespace nlapp {
 namespace th = nl::theory;
@@ -61,14 +62,15 @@ ExplainResult explain_gradients(const ExplainConfig& cfg) {
 
 std::string closed_form_formula(const std::string& norm) {
   th::require_variant(norm);
-  if (norm == "none") return "I (no normalisation: y = x)";
-  if (norm == "layernorm" || norm == "layernorm-simple")
-    return std::string("W1 = (1/σ)(I − y yᵀ/H − 1 1ᵀ/H)  (Eq. 8)") +
-           (norm == "layernorm" ? "; LayerNorm at init (gain 1, bias 0) = LayerNorm-simple" : "");
-  if (norm == "detach-mean") return "W2 = (1/σ)(I − y yᵀ/H)  (Eq. 14)";
-  if (norm == "detach-variance") return "W3 = (1/σ)(I − 1 1ᵀ/H)  (Eq. 19)";
-  if (norm == "detachnorm") return "I/σ  (Eq. 5)";
-  return "dz/dx = diag(φ) W1, φ = C(1 − k y) detached (Eq. 9 with Eq. 8); so ∂ℓ/∂x = W1 diag(φ) g";
+  const nl::LayerNormVariant& v = nl::layernorm_variant(norm);
+  if (v.identity) return "I (no normalisation: y = x)";
+  if (v.adaptive)
+    return "dz/dx = diag(φ) W1, φ = C(1 − k y) detached (Eq. 9 with Eq. 8); so ∂ℓ/∂x = W1 diag(φ) g";
+  if (v.detach_mean && v.detach_std) return "I/σ  (Eq. 5)";
+  if (v.detach_mean) return "W2 = (1/σ)(I − y yᵀ/H)  (Eq. 14)";
+  if (v.detach_std) return "W3 = (1/σ)(I − 1 1ᵀ/H)  (Eq. 19)";
+  return std::string("W1 = (1/σ)(I − y yᵀ/H − 1 1ᵀ/H)  (Eq. 8)") +
+         (nl::norm_descriptor(norm).affine ? "; LayerNorm at init (gain 1, bias 0) = LayerNorm-simple" : "");
 }
 
 namespace {
@@ -123,7 +125,8 @@ std::string check_lines(const th::Theorem1Check& c, const std::string& scale_nam
 std::string format_explain(const ExplainResult& r) {
   const auto& c = r.cfg;
   const bool paper_est = !c.est.unbiased && c.est.eps == 0;
-  const bool ada = c.norm == "adanorm", none = c.norm == "none";
+  const nl::LayerNormVariant& v = nl::layernorm_variant(c.norm);
+  const bool ada = v.adaptive, none = v.identity;
   std::ostringstream o;
   o << "normlab grad explain: " << c.norm << ", H = " << c.H << ", seed " << c.seed << ", estimator: "
     << (paper_est ? "paper" : "code") << " (" << c.est.str() << ")" << (ada ? ", C = " + fmt("%g", c.C) + ", k = " + fmt("%g", c.k) : "")

@@ -1,6 +1,7 @@
 #include "common/grad_norms.h"
 
 #include <sstream>
+#include <utility>
 #include <stdexcept>
 
 #include "nn/norm/factory.h"
@@ -32,10 +33,8 @@ std::shared_ptr<nl::Module> make_grad_norm(const std::string& name, int64_t H, c
                                          std::to_string(H));
   nlohmann::json o{{"impl", impl}, {"eps", est.eps}, {"unbiased", est.unbiased}, {"eps_inside", est.eps_inside},
                    {"dtype", "float64"}};
-  if (name == "adanorm") {
-    o["C"] = C;
-    o["k"] = k;
-  }
+  for (const auto& [key, value] : {std::pair<const char*, double>{"C", C}, {"k", k}})  // AdaNorm's C and k
+    if (nl::norm_accepts_option(name, key)) o[key] = value;
   return nl::make_norm(name, H, o);
 }
 

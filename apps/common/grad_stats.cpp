@@ -8,6 +8,7 @@
 
 #include "autograd/functions.h"
 #include "common/grad_norms.h"
+#include "nn/norm/factory.h"
 #include "report/markdown_table.h"
 
 namespace nlapp {
@@ -115,7 +116,8 @@ std::string format_stats(const std::vector<StatsRow>& rows, const StatsConfig& c
     << "Averages over the samples; \"holds\" = share of samples in which the (in)equality holds to 1e-9.\n";
   for (size_t i = 0; i < rows.size();) {
     const std::string norm = rows[i].norm;
-    const bool none = norm == "none", ada = norm == "adanorm";
+    const nl::LayerNormVariant& v = nl::layernorm_variant(norm);
+    const bool none = v.identity, ada = v.adaptive;
     const std::string gb = ada ? "ḡ'" : "ḡ", dg = ada ? "D_g'" : "D_g";
     const std::string mlabel = none ? gb : gb + "/" + sc, vlabel = none ? dg : dg + "/" + sc + "²";
     std::vector<std::vector<std::string>> cells;

@@ -23,7 +23,6 @@ std::string status_name(RunStatus s) {
     case RunStatus::Pending: return "pending";
     case RunStatus::Done: return "done";
     case RunStatus::Diverged: return "diverged";
-    case RunStatus::NotBuilt: return "not built";
     case RunStatus::Failed: return "failed";
     case RunStatus::NotRun: return "not run";
   }
@@ -121,11 +120,9 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
     rec[i].folder = opt.out / "runs" / runs[i].label;
     auto it = tasks.find(runs[i].task);
     if (it == tasks.end()) it = tasks.emplace(runs[i].task, make(runs[i].task)).first;
-    if (!it->second) {
-      rec[i].status = RunStatus::NotBuilt;
-      rec[i].message = "task '" + runs[i].task + "' is not built into this normlab binary (normlab train --help lists the tasks)";
-      continue;
-    }
+    if (!it->second)
+      throw std::invalid_argument("experiment run '" + runs[i].label + "': unknown task '" + runs[i].task +
+                                  "' (normlab train --help lists the tasks)");
     settings[i] = experiment_settings(*it->second, runs[i], opt);
     json done;
     if (use_registry(i)) {
@@ -176,15 +173,9 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
     }
   }
 
-  size_t reused = 0, not_built = 0;
-  for (const auto& r : rec) reused += r.reused, not_built += r.status == RunStatus::NotBuilt;
-  log << "experiment: " << runs.size() << " run(s) into " << opt.out.string() << "; " << reused << " already finished"
-      << (not_built ? ", " + std::to_string(not_built) + " not built" : "") << "\n";
-  std::map<std::string, size_t> unbuilt;  // task → its runs
-  for (const auto& r : rec)
-    if (r.status == RunStatus::NotBuilt) ++unbuilt[r.run.task];
-  for (const auto& [name, n] : unbuilt)
-    log << "  not built: " << n << " run(s) of task '" << name << "', which is not built into this normlab binary\n";
+  size_t reused = 0;
+  for (const auto& r : rec) reused += r.reused;
+  log << "experiment: " << runs.size() << " run(s) into " << opt.out.string() << "; " << reused << " already finished\n";
   if (opt.on_update) opt.on_update(rec);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -229,8 +220,8 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
   size_t failed = 0;
   for (const auto& r : rec) failed += r.status == RunStatus::Failed;
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log << "experiment: " << trained << " run(s) trained in " << format_hms(total) << ", " << reused << " reused, "
-      << not_built << " not built" << (failed ? ", " + std::to_string(failed) + " failed" : "") << "\n";
+  log << "experiment: " << trained << " run(s) trained in " << format_hms(total) << ", " << reused << " reused"
+      << (failed ? ", " + std::to_string(failed) + " failed" : "") << "\n";
   return rec;
 }
 

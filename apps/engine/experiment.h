@@ -12,8 +12,7 @@
 //   - A run that fails otherwise (an error of its task or the Trainer, e.g. settings its model rejects or
 //     a resume whose settings differ) is recorded as "failed" with the error, the others go on, and it is
 //     tried again next time (failed_runs_error() turns the failures into one error for the command).
-//   - A task that is not registered in this binary (e.g. one being written on another branch) makes
-//     its runs "not built": reported, never a crash; the other runs go on.
+//   - A run naming a task this binary does not have is an error before any run starts.
 //   - Before the first run every distinct (task, data) pair is set up once, so a missing data set is a
 //     clear error at the start instead of after hours of training.
 //   - An overall progress line per run (run i of N, elapsed, ETA from the runs trained so far), and a
@@ -46,9 +45,9 @@ struct ExperimentRun {
 };
 
 /// Where a run stands (NotRun: unfinished, in a look-up-only experiment, ExperimentOptions::dry).
-enum class RunStatus { Pending, Done, Diverged, NotBuilt, Failed, NotRun };
+enum class RunStatus { Pending, Done, Diverged, Failed, NotRun };
 
-/// "pending", "done", "diverged", "not built", "failed" or "not run".
+/// "pending", "done", "diverged", "failed" or "not run".
 std::string status_name(RunStatus s);
 
 /// The outcome of one run.
@@ -56,15 +55,15 @@ struct RunRecord {
   ExperimentRun run;
   RunStatus status = RunStatus::Pending;
   /// Done: the run's results.json (RunResult::to_json() plus task, data, metric, ...). Diverged: its
-  /// settings and error. Pending / NotBuilt: empty.
+  /// settings and error. Pending: empty.
   nlohmann::json result;
-  std::string message;   ///< Diverged / NotBuilt / Failed: why, in words
+  std::string message;   ///< Diverged / Failed: why, in words
   bool reused = false;   ///< finished before this process started (loaded, not redone)
   bool from_registry = false;  ///< the result came from the registry record
   double seconds = 0;    ///< wall time of this process's training of the run (0 when reused)
   std::filesystem::path folder;
 
-  /// result["test"][metric], or NaN when absent (pending, diverged, not built, metric not reported).
+  /// result["test"][metric], or NaN when absent (pending, diverged, failed, metric not reported).
   double test_metric(const std::string& metric) const;
   /// result["data"] (the task's data_summary), or "".
   std::string data() const;

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "nn/norm/factory.h"
+#include "nn/norm/layer_norm.h"
 
 namespace nlapp {
 using json = nlohmann::json;
 
 std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C) {
   return {choice_option("norm", default_norm, nl::norm_names(), "Norm in every norm slot (docs/nn-norms.md lists them)"),
-          choice_option("impl", "fused", {"fused", "composite"},
+          choice_option("impl", nl::norm_impl_name(nl::NormImpl::Fused), nl::norm_impl_names(),
                         "LayerNorm-family implementation: fused kernel or composite of primitive ops + detach nodes"),
           option("C", OptKind::Float, default_C, "AdaNorm's scale C (Xu et al. 2019 Eq. 9); used by --norm adanorm only",
                  0, 1e6, /*lo_open=*/true),
@@ -19,15 +20,19 @@ std::vector<OptionSpec> norm_settings(const std::string& default_norm, double de
                  1, 65536)};
 }
 
+bool pytorch_twin_has_norm(const std::string& name) {
+  static const std::vector<std::string> twin{"none", "layernorm", "layernorm-simple"};  // the scripts' --norm choices
+  return std::find(twin.begin(), twin.end(), name) != twin.end();
+}
+
 json norm_options(const json& settings) { return norm_options(settings, settings.at("norm").get<std::string>()); }
 
 json norm_options(const json& settings, const std::string& name) {
-  const auto& keys = nl::norm_option_keys(name);
   json o = json::object();
   for (const char* k : {"impl", "C", "groups"})
-    if (std::find(keys.begin(), keys.end(), k) != keys.end() && settings.contains(k)) o[k] = settings[k];
+    if (nl::norm_accepts_option(name, k) && settings.contains(k)) o[k] = settings[k];
   // --bn-released (Transformer tasks) selects batchnorm's "released" reading.
-  if (std::find(keys.begin(), keys.end(), "released") != keys.end() && settings.contains("bn_released"))
+  if (nl::norm_accepts_option(name, "released") && settings.contains("bn_released"))
     o["released"] = settings["bn_released"];
   return o;
 }

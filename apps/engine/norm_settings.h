@@ -15,6 +15,10 @@ namespace nlapp {
 /// groupnorm, default 1).
 std::vector<OptionSpec> norm_settings(const std::string& default_norm, double default_C);
 
+/// True when the PyTorch twins of `normlab bench` (bench/pytorch_mnist.py, bench/pytorch_transformer.py)
+/// build norm `name`: their --norm choices none, layernorm, layernorm-simple.
+bool pytorch_twin_has_norm(const std::string& name);
+
 /// make_norm options for settings["norm"]: {"impl": ...} plus "C" and "groups" when the norm takes them
 /// and the settings have them, and "released" = settings["bn_released"] for batchnorm when present.
 nlohmann::json norm_options(const nlohmann::json& settings);

@@ -9,7 +9,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
-#include "backends/cpu/threads.h"
+#include "backends/runtime.h"
 #include "distributed/data_parallel.h"
 #include "distributed/world.h"
 #include "engine/eval_heartbeat.h"
@@ -241,34 +241,41 @@ int Trainer::world_size() const { return pg_ ? pg_->world_size() : 1; }
 
 fs::path Trainer::out() const { return gets(settings_, "out"); }
 
-double Trainer::update(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
+nl::Tensor Trainer::update(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
   if (pg_) return update_distributed(micro, update_index);
   opt_->zero_grad();
-  double sum = 0;
   const double k = (double)micro.size();
+  nl::Tensor sum;  // Σ of the micro-batch losses in float64, where the model is: read by run() per log interval
   for (const TaskBatch* b : micro) {
     nl::Variable loss = task_.loss(*model_, *b);
-    const double lv = loss.item();
-    sum += lv;
-    if (!std::isfinite(lv)) return lv;  // the caller stops the run; no update with a broken gradient
+    const nl::Tensor lv = loss.data().to(nl::DType::Float64);
+    sum = sum.defined() ? nl::add(sum, lv) : lv;
     if (micro.size() > 1) loss = loss * (1.0 / k);
     loss.backward();
   }
-  const double mean = sum / k;
-  if (hooks_.after_backward) hooks_.after_backward(update_index + 1, mean);
+  if (!sum.defined()) return nl::Tensor::scalar(std::nan(""), nl::DType::Float64, device_);
+  const nl::Tensor mean = micro.size() > 1 ? nl::div(sum, nl::Tensor::scalar(k, nl::DType::Float64, device_)) : sum;
+  finish_update(mean, update_index);
+  return mean;
+}
+
+void Trainer::finish_update(const nl::Tensor& mean_loss, int64_t update_index) {
+  if (hooks_.after_backward) hooks_.after_backward(update_index + 1, mean_loss.item());
   const double clip = getd(settings_, "clip_norm");
-  if (clip > 0) nl::clip_grad_norm_(params_, clip);
+  if (clip > 0) nl::clip_grad_norm_async_(params_, clip);
   opt_->set_lr(sched_->lr(update_index));
   opt_->step();
+  // Running statistics follow rank 0 (DDP's broadcast_buffers); synced ones are equal already.
+  if (pg_ && float_buffers_ && !sync_stats_) nl::dist::broadcast_module(*pg_, *model_, /*parameters=*/false);
   if (hooks_.after_step) hooks_.after_step(update_index + 1);
-  return mean;
 }
 
 // This rank's micro-batches: the gradient of sum(loss x items) (every micro-batch's backward runs, also
 // after a non-finite loss, so that --sync-batch-stats collectives stay in step), then one all-reduce of
 // (loss x items, items, non-finite flag) and one of the gradients, scaled by 1 / total items: the mean
-// over the update's items on all ranks, as one process with all the batches would compute it.
-double Trainer::update_distributed(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
+// over the update's items on all ranks, as one process with all the batches would compute it. The
+// process group sums host numbers, so each loss is read here (data parallelism runs on the cpu).
+nl::Tensor Trainer::update_distributed(const std::vector<const TaskBatch*>& micro, int64_t update_index) {
   opt_->zero_grad();
   double red[3] = {0, 0, 0};  // sum of loss x items, items, non-finite losses
   for (const TaskBatch* b : micro) {
@@ -282,17 +289,11 @@ double Trainer::update_distributed(const std::vector<const TaskBatch*>& micro, i
   pg_->all_reduce(std::span<double>(red, 3));
   last_items_ = (int64_t)red[1];
   const double mean = red[2] > 0 ? std::nan("") : red[1] > 0 ? red[0] / red[1] : 0.0;
-  if (!std::isfinite(mean)) return mean;  // every rank sees it: the caller stops the run everywhere
+  const nl::Tensor out = nl::Tensor::scalar(mean, nl::DType::Float64, device_);
+  if (!std::isfinite(mean)) return out;  // every rank sees it: the caller stops the run everywhere
   nl::dist::all_reduce_gradients(*pg_, params_, red[1] > 0 ? 1.0 / red[1] : 0.0);
-  if (hooks_.after_backward) hooks_.after_backward(update_index + 1, mean);
-  const double clip = getd(settings_, "clip_norm");
-  if (clip > 0) nl::clip_grad_norm_(params_, clip);
-  opt_->set_lr(sched_->lr(update_index));
-  opt_->step();
-  // Running statistics follow rank 0 (DDP's broadcast_buffers); synced ones are equal already.
-  if (float_buffers_ && !sync_stats_) nl::dist::broadcast_module(*pg_, *model_, /*parameters=*/false);
-  if (hooks_.after_step) hooks_.after_step(update_index + 1);
-  return mean;
+  finish_update(out, update_index);
+  return out;
 }
 
 Metrics Trainer::evaluate(const std::string& split) {
@@ -596,6 +597,28 @@ RunResult Trainer::run_loop() {
 
   int64_t items = 0;
   const int64_t first_update = st.updates;
+  // The training losses stay on the device: `losses` = st.loss_acc + the losses of the updates since the
+  // last read (from update `first_unread` on), read once per log interval and before any validation or
+  // checkpoint, where a non-finite sum stops the run (so no checkpoint holds a diverged model). On the
+  // cpu a read costs nothing, so it happens after every update and names the exact update.
+  const bool read_every_update = device_.is_cpu();
+  nl::Tensor losses;
+  int64_t first_unread = 0;
+  auto read_losses = [&](int64_t batches) {
+    if (!losses.defined()) return;
+    st.loss_acc = losses.item();
+    losses = nl::Tensor();
+    if (std::isfinite(st.loss_acc)) return;
+    std::ostringstream msg;
+    msg << "training loss is " << st.loss_acc
+        << (first_unread == st.updates ? " at update " : " in updates " + std::to_string(first_unread) + "-")
+        << st.updates << " (epoch "
+        << st.epoch + 1 << ", batch " << std::min(st.next_batch, batches) << "): the run stopped; " << out().string()
+        << "/checkpoint_last.safetensors holds the last update saved before it. Lower --lr, set --clip-norm, lower "
+        << "--log-interval to find the update, or rerun with --detect-anomaly to name the first op that produced a "
+        << "non-finite value";
+    throw TrainingDiverged(msg.str(), first_unread);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   const double seconds0 = st.train_seconds;  // what earlier processes trained
   auto train_clock = [&] { return seconds0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -619,30 +642,30 @@ RunResult Trainer::run_loop() {
       micro.push_back(own.back().get());
       items += own.back()->items;
     }
-    double lv;
+    nl::Tensor lv;
     try {
       lv = update(micro, st.updates);
     } catch (const nl::AnomalyError& e) {
       throw TrainingDiverged(std::string(e.what()) + " (update " + std::to_string(st.updates + 1) + ")", st.updates + 1);
     }
-    if (!std::isfinite(lv)) {
-      std::ostringstream msg;
-      msg << "training loss is " << lv << " at update " << st.updates + 1 << " (epoch " << st.epoch + 1 << ", batch "
-          << st.next_batch + 1 << "): the run stopped; " << out().string() << "/checkpoint_last.safetensors holds update "
-          << st.updates << ". Lower --lr, set --clip-norm, or rerun with --detect-anomaly to name the first op that "
-          << "produced a non-finite value";
-      throw TrainingDiverged(msg.str(), st.updates + 1);
-    }
     const double lr = opt_->lr();
+    if (!losses.defined()) {
+      losses = nl::Tensor::scalar(st.loss_acc, nl::DType::Float64, device_);
+      first_unread = st.updates + 1;
+    }
+    losses = nl::add(losses, lv);  // the same double additions as a host sum, on the device
     ++st.updates;
     st.next_batch += m;
-    st.loss_acc += lv;
     ++st.loss_n;
     progress_->set_lr(lr);
-    progress_->update((int)st.epoch + 1, st.updates, lv, pg_ ? last_items_ : micro.empty() ? 0 : items);
+    if (read_every_update) read_losses(n);
+    progress_->update((int)st.epoch + 1, st.updates, read_every_update ? lv.item() : std::nan(""),
+                      pg_ ? last_items_ : micro.empty() ? 0 : items);
     items = 0;
     if (st.updates % log_every == 0) {
+      read_losses(n);
       const double mean = st.loss_acc / (double)st.loss_n;
+      if (!read_every_update) progress_->observe_loss(mean);  // the interval's mean stands in for each loss
       st.train_loss.push_back({st.updates, mean});
       write_metrics({{"update", st.updates}, {"epoch", (double)st.epoch + (double)st.next_batch / (double)n},
                    {"train_loss", mean}, {"lr", lr}});
@@ -654,7 +677,10 @@ RunResult Trainer::run_loop() {
     const bool hit_max = max_update > 0 && st.updates >= max_update;
     const bool due = (val_up > 0 && st.updates % val_up == 0) || (end_of_epoch && val_ep > 0 && (st.epoch + 1) % val_ep == 0);
     const bool last = hit_max || (end_of_epoch && st.epoch + 1 == max_epoch);  // the end always validates
-    if (due || last) validate(st, pos);
+    if (due || last) {
+      read_losses(n);
+      validate(st, pos);
+    }
     const bool interval = save_up > 0 && st.updates % save_up == 0;
     if (end_of_epoch) {
       ++st.epoch;
@@ -662,7 +688,9 @@ RunResult Trainer::run_loop() {
     }
     if (st.epoch >= max_epoch || hit_max) st.finished = true;
     const int64_t save_ep = geti(s, "save_interval");
-    if (end_of_epoch && save_ep > 0 && st.epoch % save_ep == 0) save_epoch(st.epoch, st.updates);
+    const bool save_e = end_of_epoch && save_ep > 0 && st.epoch % save_ep == 0;
+    if (save_e || interval || end_of_epoch || st.finished) read_losses(n);  // no checkpoint of a diverged run
+    if (save_e) save_epoch(st.epoch, st.updates);
     if (interval || end_of_epoch || st.finished) {
       st.train_seconds = train_clock();
       save_last(st, interval);

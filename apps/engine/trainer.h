@@ -55,7 +55,8 @@ struct TrainingDiverged : std::runtime_error {
 
 /// Callbacks for probes and tools that watch training without changing it.
 struct TrainerHooks {
-  /// After backward and before the optimizer step of each update: (update number from 1, loss).
+  /// After backward and before the optimizer step of each update: (update number from 1, loss). Setting
+  /// it makes every update read its loss from the device (a probe's cost, not a training run's).
   std::function<void(int64_t, double)> after_backward;
   /// After the optimizer step of each update: (update number from 1). With --distributed, the
   /// parameters are then identical on every rank.
@@ -95,10 +96,12 @@ class Trainer {
 
   /// One update on the given micro-batches without logging or checkpointing: zero_grad, forward and
   /// backward of each (the loss scaled by 1/k for k micro-batches), the after_backward hook, clipping,
-  /// the schedule's lr for update `update_index` (0-based) and the optimizer step. Returns the mean
-  /// loss; a non-finite loss is returned before any backward or step. What `normlab bench` times.
+  /// the schedule's lr for update `update_index` (0-based) and the optimizer step. Returns the mean loss
+  /// as a 0-d float64 tensor on device(), not read: the step never waits for the host (the after_backward
+  /// hook, when set, reads it). A non-finite loss is not detected here; run() reads the losses once per
+  /// log interval and before validating or saving, and stops there. What `normlab bench` times.
   /// The batches must be on device() already (to_device); run() moves the ones it draws.
-  double update(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
+  nl::Tensor update(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
 
   /// This process's rank and the number of ranks (0 and 1 without --distributed).
   int rank() const;
@@ -111,7 +114,10 @@ class Trainer {
 
  private:
   struct State;
-  double update_distributed(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
+  nl::Tensor update_distributed(const std::vector<const TaskBatch*>& micro_batches, int64_t update_index);
+  /// The tail every update shares once its gradients are final: the after_backward hook, clipping, the
+  /// schedule's lr, the optimizer step, the buffer broadcast of data parallelism and the after_step hook.
+  void finish_update(const nl::Tensor& mean_loss, int64_t update_index);
   RunResult run_loop();  ///< run() without the abort-every-rank guard
   /// task_.evaluate, or with --distributed each rank's shard reduced over the ranks.
   Metrics evaluate(const std::string& split);

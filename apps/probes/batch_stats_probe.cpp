@@ -108,8 +108,12 @@ BatchStatsRun probe_one(Task& task, json settings, const BatchStatsProbeConfig& 
 }  // namespace
 
 std::vector<std::string> parse_batch_stat_norms(const std::string& spec) {
-  if (spec == "all") return {"batchnorm", "powernorm-v", "powernorm"};
   std::vector<std::string> out;
+  if (spec == "all") {  // every norm of the table that pools batch statistics
+    for (const auto& d : nl::norm_table())
+      if (d.batch_statistics) out.push_back(d.name);
+    return out;
+  }
   std::stringstream ss(spec);
   for (std::string name; std::getline(ss, name, ',');)
     if (!name.empty()) out.push_back(name);

@@ -1,6 +1,6 @@
 #pragma once
 // A paper's results table with ours beside it: rows are model variants, columns are data sets, every
-// cell "ours (paper X)" where ours is the mean ± std over seeds, or a status ("not built", "not run",
+// cell "ours (paper X)" where ours is the mean ± std over seeds, or a status ("not run",
 // "pending", "diverged"). Used by `normlab reproduce xu2019` and `normlab reproduce powernorm`.
 #include <limits>
 #include <map>
@@ -23,7 +23,7 @@ struct PaperCell {
   std::string paper_text;       ///< replaces the paper's number when set, e.g. "Diverge" or "35.5 [U]"
   std::vector<double> ours;     ///< one value per finished seed
   int diverged = 0;             ///< seeds that diverged
-  std::string status;           ///< shown instead of ours when set: "not built", "not run", "pending"
+  std::string status;           ///< shown instead of ours when set: "not run", "pending"
 };
 
 /// One row: a label (e.g. "LayerNorm-simple") and its cells by column id (missing = empty cell).

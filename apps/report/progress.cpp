@@ -52,15 +52,19 @@ double ProgressPrinter::eta() const {
   return elapsed() / done * left;
 }
 
+void ProgressPrinter::observe_loss(double loss) {
+  // EMA with bias correction (as Adam does), so early values are not pulled towards 0.
+  ema_ = opts_.ema_beta * ema_ + (1.0 - opts_.ema_beta) * loss;
+  ema_weight_ = opts_.ema_beta * ema_weight_ + (1.0 - opts_.ema_beta);
+}
+
 void ProgressPrinter::update(int epoch, std::int64_t step, double loss, std::int64_t items) {
   if (start_step_ < 0) start_step_ = step - 1;
   epoch_ = epoch;
   step_ = step;
   items_ += items;
   ++updates_;
-  // EMA with bias correction (as Adam does), so early values are not pulled towards 0.
-  ema_ = opts_.ema_beta * ema_ + (1.0 - opts_.ema_beta) * loss;
-  ema_weight_ = opts_.ema_beta * ema_weight_ + (1.0 - opts_.ema_beta);
+  if (!std::isnan(loss)) observe_loss(loss);
   const double t = now();
   const double interval = tty_ ? opts_.tty_interval_s : opts_.interval_s;
   if (t - last_print_ >= interval) {

@@ -35,7 +35,11 @@ class ProgressPrinter {
   /// Records one finished step: `step` is the global number of steps done so far (1-based,
   /// out of total_steps), `loss` this step's loss, `items` the items (images, tokens) it
   /// processed. Prints when due (see class comment).
+  /// A NaN `loss` means "not read this step" (the trainer reads its losses once per log interval and
+  /// passes them to observe_loss): the smoothed loss is left as it is.
   void update(int epoch, std::int64_t step, double loss, std::int64_t items);
+  /// Adds a loss read off the device (the mean of the last log interval) to the smoothed loss.
+  void observe_loss(double loss);
   /// Sets the learning rate shown in the line from now on ("lr 1.00e-03"; not shown before the first call).
   void set_lr(double lr) { lr_ = lr; }
 

@@ -8,19 +8,12 @@
 #include "autograd/functions.h"
 #include "data/image_dataset.h"
 #include "engine/norm_settings.h"
-#include "tasks/image_data.h"
 #include "nn/models/mnist_cnn.h"
+#include "report/paper_numbers.h"
+#include "tasks/image_data.h"
 
 namespace nlapp {
 using json = nlohmann::json;
-
-double paper_mnist_accuracy(const std::string& norm) {
-  static const std::map<std::string, double> paper = {
-      {"none", 99.14},        {"layernorm", 99.13},       {"layernorm-simple", 99.09}, {"detachnorm", 99.10},
-      {"detach-mean", 99.25}, {"detach-variance", 99.10}, {"adanorm", 99.35}};
-  auto it = paper.find(norm);
-  return it == paper.end() ? std::nan("") : it->second;
-}
 
 namespace {
 
@@ -116,12 +109,13 @@ class MnistTask : public Task {
     return image_accuracy(model, d, shard, weight);
   }
 
-  double paper_reference(const json& s) const override { return paper_mnist_accuracy(s.at("norm").get<std::string>()); }
+  double paper_reference(const json& s) const override { return paper_number("xu2019", "mnist", s.at("norm").get<std::string>()); }
 
   std::pair<std::string, std::string> pytorch_bench(const json& s) const override {
     const std::string n = s.at("norm").get<std::string>();
+    // a norm the twin lacks is timed against its LayerNorm
     return {"pytorch_mnist.py", "--batch-size " + s.at("batch_size").dump() + " --norm " +
-                                    (n == "layernorm-simple" || n == "none" ? n : "layernorm") +
+                                    (pytorch_twin_has_norm(n) ? n : "layernorm") +
                                     (s.at("conv_relu").get<bool>() ? "" : " --no-conv-relu")};
   }
 

@@ -11,9 +11,6 @@ namespace nlapp {
 /// Default data folder: Fashion-MNIST from the Debian package dataset-fashion-mnist.
 inline const char* kDefaultMnistData = "/usr/share/datasets/fashion-mnist";
 
-/// The paper's MNIST accuracy (%) for a norm variant (Xu et al. 2019, Tables 1-4), or NaN.
-double paper_mnist_accuracy(const std::string& norm);
-
 /// A new MNIST task (see the file comment).
 std::unique_ptr<Task> make_mnist_task();
 

@@ -8,6 +8,7 @@
 #include "autograd/tape.h"
 #include "autograd/variable.h"
 #include "tensor/ops.h"
+#include "tensor/ops_nn.h"
 
 namespace nl {
 
@@ -145,9 +146,7 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
 /// values and gradients when dropout is off; records the full weight matrix. For tests and teaching.
 Variable attention_composite(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
 
-/// Options of the fused LayerNorm-family op (see backends/backend.h NormKernelOpts).
-using LayerNormOptions = NormKernelOpts;
-/// Fused LayerNorm family over the last dim of x [..., H]: y = weight ⊙ (x - mu)/D + bias (Xu et al. 2019,
+/// Fused LayerNorm family over the last dim of x [..., H] (options: LayerNormOptions, tensor/ops_nn.h): y = weight ⊙ (x - mu)/D + bias (Xu et al. 2019,
 /// Eq. 1; weight, bias [H] optional — undefined = no gain / no bias) with the closed-form backward of
 /// appendix B; the parameter gradients come from the same kernel. The node saves x, mean, 1/D (and the
 /// weight). Throws std::invalid_argument on a too-short last dim or a weight/bias that is not [H].

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "backends/desc.h"
+#include "tensor/layer_norm_options.h"
 
 namespace nl {
 
@@ -19,15 +20,9 @@ struct Conv2dGeom {
   int64_t OW() const { return (W + 2 * pw - kw) / sw + 1; }
 };
 
-/// Options of the fused LayerNorm-family kernel (Xu et al. 2019, Eq. 1 and Theorem 1).
-struct NormKernelOpts {
-  double eps = 1e-5;
-  bool unbiased = false;    ///< std with 1/(H-1) (AdaNorm code) instead of 1/H (paper, torch LN)
-  bool eps_inside = true;   ///< sqrt(var + eps) (torch) vs sqrt(var) + eps (AdaNorm code)
-  bool center = true;       ///< subtract the mean (false: RMS-style scaling)
-  bool detach_mean = false; ///< no gradient through the mean
-  bool detach_std = false;  ///< no gradient through the std
-};
+/// Options of the fused LayerNorm-family kernel (Xu et al. 2019, Eq. 1 and Theorem 1): the plain
+/// LayerNormOptions the tensor front end takes (tensor/layer_norm_options.h, no dependencies).
+using NormKernelOpts = LayerNormOptions;
 
 /// Hyper-parameters of one fused Adam/AdamW update (Kingma & Ba 2015, Alg. 1; Loshchilov & Hutter 2019).
 struct AdamKernelOpts {

@@ -9,14 +9,6 @@
 
 namespace nl::dist {
 
-bool mpi_available() {
-#ifdef NORMLAB_HAS_MPI
-  return true;
-#else
-  return false;
-#endif
-}
-
 ProcessGroup& world(double timeout_s) {
 #ifdef NORMLAB_HAS_MPI
   static std::unique_ptr<MpiProcessGroup> group;  // destroyed (MPI finalised) at exit

@@ -4,9 +4,6 @@
 
 namespace nl::dist {
 
-/// True when normlab was built with MPI (CMake found it: NORMLAB_HAS_MPI).
-bool mpi_available();
-
 /// The group of every rank started by mpirun, created on first use (MPI is initialised then and
 /// finalised at process exit). `timeout_s` (> 0; 0 = none) bounds each collective (MpiProcessGroup);
 /// later calls update it. Started without mpirun it is a group of one. Throws std::runtime_error when

@@ -8,12 +8,13 @@
 // the normalisation layers, optimizers, schedules, clipping and checkpoints, thread control, and the
 // data readers and metrics. Left out: data preparation and SentencePiece (data/text/prepare.h,
 // data/text/sentencepiece_model.h; part of the full build only, not of -DNORMLAB_LIBRARY_ONLY=ON) and
-// backend internals (backends/cpu/*, except the thread knob).
+// backend internals (backends/cpu/*; the thread knob and BLAS kernel check are in backends/runtime.h).
 
 // ---- tensors ----
 #include "tensor/device.h"
 #include "tensor/dtype.h"
 #include "tensor/ops.h"
+#include "tensor/ops_nn.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -37,8 +38,8 @@
 
 // ---- runtime ----
 #include "backends/backend.h"
-#include "backends/cpu/threads.h"
 #include "backends/profiler.h"
+#include "backends/runtime.h"
 #include "version.h"
 
 // ---- data readers and metrics ----

@@ -18,4 +18,11 @@ double grad_norm(const std::vector<Variable>& params);
 /// Throws std::invalid_argument for a negative or NaN max_norm.
 double clip_grad_norm_(const std::vector<Variable>& params, double max_norm);
 
+/// clip_grad_norm_ without reading anything back: the total norm is returned as a 0-d float64 tensor on
+/// the gradients' device, and on a device the clipping decision (coef < 1, or NaN) is taken there too
+/// (grad · coef where it clips, grad unchanged where not), so a training step never waits for the host.
+/// On the cpu the same arithmetic as clip_grad_norm_ (host sums; the same bits). Gradients on several
+/// devices throw std::invalid_argument; throws as clip_grad_norm_ otherwise.
+Tensor clip_grad_norm_async_(const std::vector<Variable>& params, double max_norm);
+
 }  // namespace nl

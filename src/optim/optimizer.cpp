@@ -3,8 +3,8 @@
 #include <stdexcept>
 
 #include "autograd/tape.h"
-#include "backends/backend.h"
 #include "tensor/ops.h"
+#include "tensor/ops_nn.h"
 
 namespace nl {
 
@@ -189,12 +189,8 @@ void Adam::step() {
       if (!m.defined()) m = Tensor::zeros(data.shape(), data.dtype(), data.device());
       if (!v.defined()) v = Tensor::zeros(data.shape(), data.dtype(), data.device());
       ++st.step;
-      const Tensor gc = grad.contiguous();
-      AdamKernelOpts o{grp.lr, opts_.beta1, opts_.beta2, opts_.eps, grp.weight_decay, decoupled_, st.step};
-      backend_for(data.device().type).fused().adam_step(data.desc(), gc.desc(), m.desc(), v.desc(), o);
-      data.bump_version();
-      m.bump_version();
-      v.bump_version();
+      const AdamStepOptions o{grp.lr, opts_.beta1, opts_.beta2, opts_.eps, grp.weight_decay, decoupled_, st.step};
+      adam_step_(data, grad, m, v, o);
     }
   }
 }

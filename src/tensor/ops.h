@@ -124,8 +124,15 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 /// table[ids] for table [V, D] and int64 ids of any shape: result [*ids.shape, D].
 Tensor embedding(const Tensor& table, const Tensor& ids);
+/// table[index[i], :] += src[i, :] in place, for contiguous table [V, D], int64 index [n] and src [n, D]
+/// (the adjoint of index_select / embedding); throws std::invalid_argument on other shapes or a
+/// dtype/device mismatch, std::out_of_range on an index outside [0, V).
+void index_add_rows_(Tensor& table, const Tensor& index, const Tensor& src);
+/// dst[r, index[r, k]] += src[r, k] in place, for contiguous dst [R, C], int64 index [R, K] and src [R, K]
+/// (the adjoint of gather along the last dim); throws as index_add_rows_.
+void scatter_add_rows_(Tensor& dst, const Tensor& index, const Tensor& src);
 
-// ---- nn ----
+// ---- nn (the other fused ops, softmax_backward among them: tensor/ops_nn.h) ----
 /// exp(x) / sum(exp(x)) along `dim`, shifted by the max for stability. Float dtypes only. As in
 /// PyTorch, a tensor with no elements (e.g. [B, 0]) gives an empty result of the same shape.
 Tensor softmax(const Tensor& x, int64_t dim = -1);
@@ -141,5 +148,10 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 /// ("exp: expects a float tensor, got int64; convert with .to(DType::Float32)"; for bfloat16
 /// no_bf16_error). Ops call it before any kernel runs, so no error is raised inside a parallel region.
 void check_floating(const Tensor& x, const char* op);
+
+/// Waits until every kernel queued on device `d` has finished (a no-op on the CPU) and reports an
+/// asynchronous kernel error found since the last synchronisation (std::out_of_range naming the kernel).
+/// For timing and for the few points where a program reads results; a training step never calls it.
+void synchronize(Device d);
 
 }  // namespace nl

@@ -125,4 +125,6 @@ Tensor operator/(const Tensor& a, double s) { return affine(a, 1.0 / s, 0.0); }
 Tensor operator*(double s, const Tensor& a) { return affine(a, s, 0.0); }
 Tensor operator+(double s, const Tensor& a) { return affine(a, 1.0, s); }
 
+void synchronize(Device d) { backend_for(d.type).synchronize(d.index); }
+
 }  // namespace nl

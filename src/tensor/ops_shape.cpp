@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "tensor/ops.h"
@@ -80,20 +81,37 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
 }
 
 namespace {
-// softmax (log = false) and log_softmax (log = true) along `dim`: the dim is moved last for the kernel.
-Tensor softmax_along(const Tensor& x, int64_t dim, bool log) {
-  const char* name = log ? "log_softmax" : "softmax";
-  check_floating(x, name);
-  const int d = wrap_dim(dim, x.dim(), name);
-  if (x.numel() == 0) return Tensor::empty(x.shape(), x.dtype(), x.device());  // PyTorch: empty in, empty out
-  Tensor xt = (d == x.dim() - 1 ? x : x.transpose(d, -1)).contiguous();
-  Tensor out = Tensor::empty(xt.shape(), x.dtype(), x.device());
-  backend_for(x.device().type).fused().softmax(out.desc(), xt.desc(), log);
-  return d == x.dim() - 1 ? out : out.transpose(d, -1).contiguous();
+// Throws std::invalid_argument naming `op` unless dst, index and src are contiguous, index is int64 and
+// src has dst's dtype and device.
+void check_scatter(const char* op, const Tensor& dst, const Tensor& index, const Tensor& src) {
+  check_same(dst, src, op);
+  check_same_device(dst, index, op);
+  if (index.dtype() != DType::Int64)
+    throw std::invalid_argument(std::string(op) + ": index must be int64, got " + dtype_name(index.dtype()));
+  if (!dst.is_contiguous() || !index.is_contiguous() || !src.is_contiguous() || dst.dim() < 1)
+    throw std::invalid_argument(std::string(op) + ": needs contiguous tensors (call .contiguous())");
 }
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, false); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, true); }
+void index_add_rows_(Tensor& table, const Tensor& index, const Tensor& src) {
+  check_scatter("index_add_rows", table, index, src);
+  const int64_t V = table.size(0), D = V ? table.numel() / V : 0;
+  if (src.numel() != index.numel() * D)
+    throw std::invalid_argument("index_add_rows: src " + shape_str(src.shape()) + " should hold " +
+                                std::to_string(index.numel()) + " rows of " + std::to_string(D) + " for table " +
+                                shape_str(table.shape()));
+  backend_for(table.device().type).index_add_rows(table.desc(), index.desc(), src.desc());
+  table.bump_version();
+}
+
+void scatter_add_rows_(Tensor& dst, const Tensor& index, const Tensor& src) {
+  check_scatter("scatter_add_rows", dst, index, src);
+  if (src.shape() != index.shape() || index.dim() != dst.dim() ||
+      !std::equal(dst.shape().begin(), dst.shape().end() - 1, index.shape().begin()))
+    throw std::invalid_argument("scatter_add_rows: index " + shape_str(index.shape()) + " and src " +
+                                shape_str(src.shape()) + " do not match the rows of " + shape_str(dst.shape()));
+  backend_for(dst.device().type).scatter_add_rows(dst.desc(), index.desc(), src.desc());
+  dst.bump_version();
+}
 
 }  // namespace nl

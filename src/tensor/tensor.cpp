@@ -66,9 +66,20 @@ Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) { return ful
 Tensor Tensor::scalar(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
 Tensor Tensor::arange(int64_t n, DType dtype, Device device) {
   if (n < 0) throw std::invalid_argument("Tensor::arange: n must be >= 0, got " + std::to_string(n));
-  std::vector<double> v(n);
-  std::iota(v.begin(), v.end(), 0.0);
-  return Tensor::from_vector(v, {n}).to(dtype).to(device);
+  if (device.is_cpu()) {
+    std::vector<double> v(n);
+    std::iota(v.begin(), v.end(), 0.0);
+    return Tensor::from_vector(v, {n}).to(dtype);
+  }
+  // On a device, made there (nothing uploaded): [0] then t[len, len + m) = t[0, m) + len, doubling len;
+  // exact in int64, then converted (rounded as the host values would be).
+  Tensor t = Tensor::empty({n}, DType::Int64, device);
+  if (n > 0) t.slice(0, 0, 1).fill_(0.0);
+  for (int64_t len = 1; len < n; len *= 2) {
+    const int64_t m = std::min(len, n - len);
+    be(device).unary(UnaryOp::Affine, t.slice(0, len, len + m).desc(), t.slice(0, 0, m).desc(), 1.0, (double)len);
+  }
+  return t.to(dtype);
 }
 Tensor Tensor::rand(const Shape& shape, double lo, double hi, DType dtype, Device device) {
   Tensor t = empty(shape, dtype, device);

@@ -16,8 +16,17 @@ class CoreOnlyBackend : public nl::Backend {
   std::string name() const override { return "core-only test backend"; }
   void* allocate(size_t n, int d) override { return c().allocate(n, d); }
   void deallocate(void* p, size_t n, int d) override { c().deallocate(p, n, d); }
-  void copy_to_host(void* dst, const void* src, size_t n, int d) override { c().copy_to_host(dst, src, n, d); }
-  void copy_from_host(void* dst, const void* src, size_t n, int d) override { c().copy_from_host(dst, src, n, d); }
+  void copy_to_host(void* dst, const void* src, size_t n, int d) override {
+    ++to_host;
+    c().copy_to_host(dst, src, n, d);
+  }
+  void copy_from_host(void* dst, const void* src, size_t n, int d) override {
+    ++from_host;
+    c().copy_from_host(dst, src, n, d);
+  }
+
+  /// Copies device -> host and host -> device so far (what a GPU would wait for or upload).
+  int64_t to_host = 0, from_host = 0;
   void fill(const nl::Desc& o, double v) override { c().fill(o, v); }
   void copy(const nl::Desc& o, const nl::Desc& i) override { c().copy(o, i); }
   void unary(nl::UnaryOp op, const nl::Desc& o, const nl::Desc& i, double a, double b) override {

@@ -72,7 +72,7 @@ TEST_CASE("softmax and cross-entropy forward and backward match the CPU", "[cuda
 TEST_CASE("LayerNorm family forward and backward match the CPU", "[cuda]") {
   for (DType dt : {DType::Float32, DType::Float64})
     for (int variant = 0; variant < 5; ++variant) {
-      NormKernelOpts o;
+      LayerNormOptions o;
       o.unbiased = variant == 1;
       o.eps_inside = variant != 1;
       o.center = variant != 4;
@@ -128,7 +128,7 @@ TEST_CASE("float64 gradchecks on the GPU", "[cuda]") {
   Tensor x = Tensor::randn({3, 5}, 0, 1, DType::Float64), y = Tensor::randn({5, 4}, 0, 1, DType::Float64);
   gradcheck_gpu({x, y}, [](const std::vector<Variable>& v) { return tanh(matmul(v[0], v[1])); });
   gradcheck_gpu({x}, [](const std::vector<Variable>& v) { return log_softmax(v[0]) * sigmoid(v[0]); });
-  gradcheck_gpu({x}, [](const std::vector<Variable>& v) { return layer_norm_fused(v[0], NormKernelOpts{}); });
+  gradcheck_gpu({x}, [](const std::vector<Variable>& v) { return layer_norm_fused(v[0], LayerNormOptions{}); });
   gradcheck_gpu({x}, [](const std::vector<Variable>& v) { return gelu(v[0]) / (abs(v[0]) + 1.0); });
   Tensor t = Tensor::from_vector<int64_t>({1, 4, -100}, {3});
   gradcheck_gpu({x}, [&](const std::vector<Variable>& v) { return cross_entropy(v[0], t.to(kGpu), 0.1, -100); });

@@ -19,7 +19,7 @@ TEST_CASE("the caching allocator reuses blocks (cudaMalloc count flat over 100 s
   Tensor x = Tensor::randn({16, 64}, 0, 1, DType::Float32, kGpu);
   auto step = [&] {
     w.zero_grad();
-    Variable y = layer_norm_fused(tanh(matmul(Variable(x), w)), NormKernelOpts{});
+    Variable y = layer_norm_fused(tanh(matmul(Variable(x), w)), LayerNormOptions{});
     sum(y * y).backward();
     backend_for(DeviceType::CUDA).synchronize(0);
   };

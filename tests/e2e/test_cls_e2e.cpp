@@ -11,8 +11,9 @@
 #include "autograd/functions.h"
 #include "cli_util.h"
 #include "engine/options.h"
+#include "nn/models/sentence_classifier.h"
 #include "report/metrics_log.h"
-#include "tasks/cls/cls_model.h"
+#include "report/paper_numbers.h"
 #include "tasks/cls/cls_task.h"
 #include "test_paths.h"
 
@@ -49,15 +50,15 @@ TEST_CASE("cls: masked_mean_pool averages the non-padding rows only", "[cls]") {
   // states [2, 3, 2]; row 0 keeps positions 0 and 1, row 1 keeps position 0.
   nl::Tensor s = nl::Tensor::from_vector(std::vector<double>{1, 2, 3, 4, 100, 100, 5, 6, -7, 7, 9, 9}, {2, 3, 2});
   nl::Tensor pad = ids({0, 0, 1, 0, 1, 1}, 2);
-  auto p = nlapp::masked_mean_pool(nl::Variable(s), pad).data().to_vector<double>();
+  auto p = nl::masked_mean_pool(nl::Variable(s), pad).data().to_vector<double>();
   CHECK(p == std::vector<double>{2, 3, 5, 6});
-  CHECK_THROWS_WITH(nlapp::masked_mean_pool(nl::Variable(s), ids({0, 0, 0, 1, 1, 1}, 2)), Contains("row 1 is all padding"));
-  CHECK_THROWS_WITH(nlapp::masked_mean_pool(nl::Variable(s), ids({0, 0, 0, 0}, 2)), Contains("padding_mask [B, T]"));
+  CHECK_THROWS_WITH(nl::masked_mean_pool(nl::Variable(s), ids({0, 0, 0, 1, 1, 1}, 2)), Contains("row 1 is all padding"));
+  CHECK_THROWS_WITH(nl::masked_mean_pool(nl::Variable(s), ids({0, 0, 0, 0}, 2)), Contains("padding_mask [B, T]"));
 }
 
 TEST_CASE("cls: the classifier's logits do not change with extra padding", "[cls]") {
   nl::manual_seed(3);
-  nlapp::SentenceClassifier m(tiny_config(), 5);
+  nl::SentenceClassifier m(tiny_config(), 5);
   m.eval();
   const int64_t P = 1;  // <pad>
   nl::Tensor a = ids({5, 6, 7, 2, 8, 9, 2, P}, 2);
@@ -90,11 +91,11 @@ TEST_CASE("cls: the bench batch and the PyTorch twin have the same shapes", "[cl
   CHECK(loss.item() == Approx(std::log(5.0)).margin(0.5));
   s["norm"] = "adanorm";
   CHECK(task->pytorch_bench(s).first.empty());  // the twin has no AdaNorm: no false comparison
-  CHECK(nlapp::paper_cls_accuracy("layernorm", "sst5") == 39.23);
-  CHECK(nlapp::paper_cls_accuracy("layernorm", "rt") == 77.21);
-  CHECK(nlapp::paper_cls_accuracy("detach-mean", "rt") == 75.02);       // Table 3
-  CHECK(nlapp::paper_cls_accuracy("detach-variance", "sst5") == 41.74);  // Table 3
-  CHECK(std::isnan(nlapp::paper_cls_accuracy("batchnorm", "rt")));
+  CHECK(nlapp::paper_number("xu2019", "sst5", "layernorm") == 39.23);
+  CHECK(nlapp::paper_number("xu2019", "rt", "layernorm") == 77.21);
+  CHECK(nlapp::paper_number("xu2019", "rt", "detach-mean") == 75.02);       // Table 3
+  CHECK(nlapp::paper_number("xu2019", "sst5", "detach-variance") == 41.74);  // Table 3
+  CHECK(std::isnan(nlapp::paper_number("xu2019", "rt", "batchnorm")));
 }
 
 TEST_CASE("cls: the loss falls clearly within 200 updates on real SST-5", "[cls][e2e]") {

@@ -1,8 +1,9 @@
 // Every task on a device: mnist, mt (beam-search final test and generate included), cls, lm,
 // resnet-cifar, vit-cifar, lnnet and parse trained by the one Trainer on "cuda:0" of a FakeDevice (the
 // core-only test backend in the CUDA slot: host memory, the composite forms of the fused kernels) give
-// the cpu's losses and validation metric, keep every parameter on the device, and their checkpoints
-// resume across devices both ways (engine/device_runs.h). Each needs its real data set and is skipped
+// the cpu's losses and validation metric, keep every parameter on the device, their checkpoints
+// resume across devices both ways, and their training steps copy nothing between host and device in
+// steady state (engine/device_runs.h). Each needs its real data set and is skipped
 // without it. No GPU is involved.
 #include <cmath>
 #include <filesystem>
@@ -67,6 +68,7 @@ void cross_device(std::unique_ptr<nlapp::Task> (*make)(), const std::string& nam
   const json s = settings(*task, config, std::move(flags));
   const fs::path dir = tmp(name);
   nltest::check_cross_device_resume(*task, s, dir, half, tol);
+  nltest::check_steady_state_transfers(*task, s, fake, dir / "steady");
   fs::remove_all(dir);
 }
 
@@ -95,6 +97,17 @@ TEST_CASE("device e2e: mt on cuda:0 (fake) trains - validates - beam-searches as
                            {"encoder_layers", "1"}, {"decoder_layers", "1"}, {"dropout", "0.1"},
                            {"max_tokens", "1024"}, {"warmup_updates", "10"}, {"beam", "2"}, {"max_len_b", "5"}});
   nltest::check_cross_device_resume(*task, s, dir / "runs", 2, kTol);
+  nltest::check_steady_state_transfers(*task, s, fake, dir / "steady");
+  // The batch-statistic norms (masked BatchNorm, PowerNorm with its warmup) with clipping and two
+  // micro-batches per update: their steps copy nothing either.
+  for (const char* norm : {"batchnorm", "powernorm"}) {
+    INFO(norm);
+    json b = s;
+    b["norm"] = norm;
+    b["clip_norm"] = 0.5;
+    b["update_freq"] = 2;
+    nltest::check_steady_state_transfers(*task, b, fake, dir / "steady");
+  }
   // The final test translated on the device; the file is the same as the cpu-only run's.
   std::ifstream a(dir / "runs" / "A" / "generate-test.txt"), c(dir / "runs" / "C" / "generate-test.txt");
   const std::string ta((std::istreambuf_iterator<char>(a)), {}), tc((std::istreambuf_iterator<char>(c)), {});

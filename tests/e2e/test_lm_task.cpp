@@ -12,9 +12,10 @@
 #include "cli_util.h"
 #include "engine/options.h"
 #include "engine/task_cli.h"
+#include "engine/task_registry.h"
 #include "optim/clip.h"
 #include "optim/optimizer.h"
-#include "engine/task_registry.h"
+#include "report/paper_numbers.h"
 #include "tasks/lm/lm_batches.h"
 #include "tasks/lm/lm_corpus.h"
 #include "tasks/lm/lm_task.h"
@@ -76,11 +77,11 @@ TEST_CASE("lm: byte vocabulary from the train part, unknown bytes counted", "[lm
   CHECK(c.valid == std::vector<int32_t>{3, 1});
   CHECK(c.test == std::vector<int32_t>{3, 0});
   CHECK(c.n_unk == 1);
-  CHECK(nlapp::paper_enwik8_bpc("layernorm") == 1.07);
-  CHECK(nlapp::paper_enwik8_bpc("none") == 1.04);
-  CHECK(nlapp::paper_enwik8_bpc("detachnorm") == 1.12);
-  CHECK(std::isnan(nlapp::paper_enwik8_bpc("powernorm")));
-  CHECK(nlapp::paper_ptb_ppl("powernorm") == 47.6);
+  CHECK(nlapp::paper_number("xu2019", "enwiki8", "layernorm") == 1.07);
+  CHECK(nlapp::paper_number("xu2019", "enwiki8", "none") == 1.04);
+  CHECK(nlapp::paper_number("xu2019", "enwiki8", "detachnorm") == 1.12);
+  CHECK(std::isnan(nlapp::paper_number("xu2019", "enwiki8", "powernorm")));
+  CHECK(nlapp::paper_number("shen2020", "ptb", "powernorm") == 47.6);
 }
 
 TEST_CASE("lm: the memory carries over consecutive training segments only", "[lm]") {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/core_only_backend.h"
+#include "engine/run_device.h"
 #include "engine/trainer.h"
 #include "report/metrics_log.h"
 
@@ -92,6 +93,39 @@ inline std::vector<double> check_cross_device_resume(nlapp::Task& task, const nl
   CHECK(b.updates == 2 * half);
   CHECK(c.updates == 2 * half);
   return la;
+}
+
+/// A training step on a device never waits for the host (docs/architecture.md): runs `warm` updates of
+/// `task` with `settings` on the fake cuda:0, then `measured` more, and checks that these copy nothing
+/// between host and device — their batches were moved up beforehand, as the trainer's data loading does
+/// between steps — and that reading the losses of the interval is the one copy back. The caller's
+/// `fake` must outlive the task.
+inline void check_steady_state_transfers(nlapp::Task& task, nlohmann::json settings, FakeDevice& fake,
+                                         const std::filesystem::path& out, int64_t warm = 2, int64_t measured = 2) {
+  settings["device"] = "cuda:0";
+  settings["out"] = out.string();
+  settings["quiet"] = true;
+  settings["no_save"] = true;
+  nlapp::Trainer trainer(task, settings);
+  const int64_t k = settings.value("update_freq", (int64_t)1), n = task.epoch_size(0);
+  std::vector<std::unique_ptr<nlapp::TaskBatch>> own;
+  std::vector<std::vector<const nlapp::TaskBatch*>> updates((size_t)(warm + measured));
+  for (int64_t u = 0; u < warm + measured; ++u)
+    for (int64_t j = 0; j < k; ++j) {
+      own.push_back(task.train_batch(0, (uint64_t)((u * k + j) % n)));
+      nlapp::to_device(*own.back(), trainer.device());
+      updates[(size_t)u].push_back(own.back().get());
+    }
+  for (int64_t u = 0; u < warm; ++u) trainer.update(updates[(size_t)u], u);
+  fake.backend.to_host = fake.backend.from_host = 0;
+  nl::Tensor sum = nl::Tensor::zeros({}, nl::DType::Float64, trainer.device());
+  for (int64_t u = warm; u < warm + measured; ++u) sum = nl::add(sum, trainer.update(updates[(size_t)u], u));
+  INFO("copies in " << measured << " steady-state updates: " << fake.backend.to_host << " to the host, "
+                    << fake.backend.from_host << " from the host");
+  CHECK(fake.backend.to_host == 0);
+  CHECK(fake.backend.from_host == 0);
+  CHECK(std::isfinite(sum.item()));  // the log interval's one read
+  CHECK(fake.backend.to_host == 1);
 }
 
 }  // namespace nltest

@@ -16,6 +16,7 @@
 #include "engine/trainer.h"
 #include "nn/linear.h"
 #include "nn/norm/batch_norm.h"
+#include "optim/checkpoint.h"
 #include "optim/clip.h"
 #include "toy_task.h"
 
@@ -187,4 +188,31 @@ TEST_CASE("device: resolved settings carry the run device - which is no part of 
   CHECK(nlapp::same_experiment(s, other));  // a finished cpu run is not redone on the GPU
   other["seed"] = 2;
   CHECK_FALSE(nlapp::same_experiment(s, other));
+}
+
+TEST_CASE("device: a NaN loss on cuda:0 stops the run at the next read, naming the updates, before any save",
+          "[engine][device]") {
+  // The losses stay on the device and are read once per log interval (and before validating or saving):
+  // the loss turns NaN at update 6, the read after update 8 stops the run naming updates 5-8, and the
+  // checkpoint of the end of the epoch (update 8) is never written.
+  nltest::FakeDevice fake;
+  nltest::ToyTask t;
+  t.nan_at = 6;
+  json s = toy_settings(t, "sgd");
+  const fs::path out = tmp("nan");
+  s["device"] = "cuda:0";
+  s["out"] = out.string();
+  s["quiet"] = true;
+  s["log_interval"] = 4;
+  s["save_interval_updates"] = 4;
+  try {
+    nlapp::Trainer(t, s).run();
+    FAIL("no error");
+  } catch (const nlapp::TrainingDiverged& e) {
+    CHECK(e.update == 5);
+    CHECK_THAT(std::string(e.what()), Contains("nan in updates 5-8") && Contains("--detect-anomaly"));
+  }
+  const nl::Checkpoint ck = nl::load_checkpoint(out / "checkpoint_last.safetensors");
+  CHECK(ck.meta.at("state").at("updates") == 4);  // the last save before the NaN
+  fs::remove_all(out);
 }

@@ -1,8 +1,8 @@
 // The experiment runner on the data-free toy task: every run in its own folder; a second call redoes
 // nothing; a run stopped mid-way continues from its checkpoint bit-identically to an uninterrupted
-// one; a raised budget trains on; divergence is recorded and not redone; an unregistered task is
-// "not built" and a failing run "failed" while the others run; --set reaches the runs whose task has
-// the key; duplicate labels, bad overrides, unknown --set keys and missing data are clear errors.
+// one; a raised budget trains on; divergence is recorded and not redone; a failing run is "failed"
+// while the others run; --set reaches the runs whose task has the key; an unknown task, duplicate
+// labels, bad overrides, unknown --set keys and missing data are clear errors.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -117,31 +117,31 @@ TEST_CASE("experiment: a run stopped mid-way resumes from its checkpoint bit-ide
   fs::remove_all(straight);
 }
 
-TEST_CASE("experiment: divergence is recorded and not redone, unbuilt tasks are reported", "[engine][experiment]") {
+TEST_CASE("experiment: divergence is recorded and not redone, an unknown task is an error", "[engine][experiment]") {
   const fs::path out = tmp("status");
   std::ostringstream log;
+  // A run naming a task this binary lacks stops the experiment before any run starts.
+  CHECK_THROWS_WITH(run_experiment({{"lm", "lm-not-here", "", {{"norm", "layernorm"}}, json::object()}},
+                                   options(out, {{"max_epoch", 1}}, log)),
+                    Contains("unknown task 'lm-not-here'") && Contains("normlab train --help"));
   std::vector<ExperimentRun> runs{{"nan", "toy-nan", "", json::object(), json::object()},
-                                  {"lm", "lm-not-here", "", {{"norm", "layernorm"}}, json::object()},
                                   {"ok", "toy", "", json::object(), json::object()},
                                   {"bad", "toy", "", {{"lr_scheduler", "linear"}}, json::object()}};
   auto rec = run_experiment(runs, options(out, {{"max_epoch", 1}}, log));
   CHECK(rec[0].status == RunStatus::Diverged);
   CHECK_THAT(rec[0].message, Contains("update 3"));
-  CHECK(rec[1].status == RunStatus::NotBuilt);
-  CHECK_THAT(rec[1].message, Contains("'lm-not-here'") && Contains("not built"));
-  CHECK(rec[2].status == RunStatus::Done);
+  CHECK(rec[1].status == RunStatus::Done);
   CHECK(std::isnan(rec[0].test_metric("mse")));
-  CHECK_THAT(log.str(), Contains("not built: 1 run(s) of task 'lm-not-here'"));
   // A run its Trainer rejects fails alone, named with the error; it is retried next time.
-  CHECK(rec[3].status == RunStatus::Failed);
+  CHECK(rec[2].status == RunStatus::Failed);
   CHECK_THAT(failed_runs_error(rec), Contains("1 run(s) failed") && Contains("bad: --lr-scheduler linear decays to --max-update"));
-  CHECK(failed_runs_error({rec[2]}).empty());
+  CHECK(failed_runs_error({rec[1]}).empty());
   auto again = run_experiment(runs, options(out, {{"max_epoch", 1}}, log));
   CHECK(again[0].reused);
   CHECK(again[0].status == RunStatus::Diverged);
-  CHECK(again[2].reused);
-  CHECK_FALSE(again[3].reused);
-  CHECK(again[3].status == RunStatus::Failed);
+  CHECK(again[1].reused);
+  CHECK_FALSE(again[2].reused);
+  CHECK(again[2].status == RunStatus::Failed);
   fs::remove_all(out);
 }
 

@@ -1,5 +1,8 @@
-// The one norm registry of nn/norm/factory.h: every name list is filtered from it, instancenorm is in
-// it (images only), and make_image_norm builds every image name.
+// The one norm table of nn/norm/factory.h: every name list is filtered from it, instancenorm is in it
+// (images only), make_image_norm builds every image name, and every row's flags, aliases and keys agree
+// with the module its factory builds.
+#include <set>
+
 #include "nn/models/resnet_cifar.h"
 #include "nn_test_util.h"
 
@@ -45,4 +48,46 @@ TEST_CASE("norm registry: make_image_norm builds every image name and refuses th
   }
   CHECK(make_image_norm("instancenorm", 8, 2)->type_name() == "InstanceNorm");
   CHECK_THROWS_WITH(make_image_norm("rmsnorm", 8, 2), Contains("valid on images") && Contains("instancenorm"));
+}
+
+TEST_CASE("norm table: every row's flags agree with the module its factory builds", "[nn][norm][factory]") {
+  std::set<std::string> spellings;
+  for (const NormDescriptor& d : norm_table()) {
+    INFO(d.name);
+    CHECK(spellings.insert(d.name).second);  // names and aliases are unique
+    for (const auto& a : d.aliases) {
+      CHECK(spellings.insert(a).second);
+      CHECK(canonical_norm_name(a) == d.name);
+      CHECK(&norm_descriptor(a) == &d);
+    }
+    CHECK_FALSE(d.help.empty());
+    REQUIRE(d.make);
+    const int64_t width = 8;  // divisible by every default group count
+    auto m = make_norm(d.name, width);
+    CHECK(uses_batch_statistics(*m) == d.batch_statistics);
+    CHECK(norm_uses_batch_statistics(d.name) == d.batch_statistics);
+    bool has_weight = false;
+    for (const auto& [name, p] : m->named_parameters()) has_weight = has_weight || name == "weight";
+    CHECK(has_weight == d.affine);
+    for (const auto& k : d.keys) CHECK(norm_accepts_option(d.name, k));
+    CHECK_FALSE(norm_accepts_option(d.name, "no-such-key"));
+    if (d.family) {
+      CHECK(std::find(layernorm_family_names().begin(), layernorm_family_names().end(), d.name) !=
+            layernorm_family_names().end());
+      if (!d.family->identity) {  // LayerNormConfig::variant reads the same flags
+        const LayerNormConfig c = LayerNormConfig::variant(d.name);
+        CHECK(c.detach_mean == d.family->detach_mean);
+        CHECK(c.detach_std == d.family->detach_std);
+        CHECK(c.affine == d.affine);
+      }
+    }
+    if (d.features) {  // a [B, T, d] forward of the default build
+      m->train();
+      const Tensor x = Tensor::randn({2, 3, width});
+      CHECK(norm_forward(*m, Variable(x), Tensor()).shape() == x.shape());
+    }
+  }
+  CHECK_THROWS_WITH(norm_descriptor("no-such-norm"), Contains("unknown norm 'no-such-norm'") && Contains("rmsnorm"));
+  CHECK_THROWS_WITH(layernorm_variant("batchnorm"), Contains("not in the LayerNorm family") && Contains("adanorm"));
+  CHECK(norm_impl_names() == std::vector<std::string>{"fused", "composite"});
 }

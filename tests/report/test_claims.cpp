@@ -5,10 +5,10 @@
 
 #include <cmath>
 
+#include "papers/powernorm_report.h"
+#include "papers/xu2019_report.h"
 #include "report/claims.h"
 #include "report/welch.h"
-#include "report/powernorm_report.h"
-#include "report/xu2019_report.h"
 
 using Catch::Matchers::Contains;
 using namespace nlapp;

@@ -1,14 +1,14 @@
 // The paper tables of `reproduce xu2019` and `reproduce powernorm` from known records: the paper's
 // numbers in the right rows and columns (checked against the PDF's Tables 1-4 and ni-pn-details.md §6),
-// mean ± std of ours, the statuses (not run, not built, pending, diverged), and Table 2's improvement
+// mean ± std of ours, the statuses (not run, pending, failed, diverged), and Table 2's improvement
 // rows equal to the paper's own.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
+#include "papers/powernorm_report.h"
+#include "papers/xu2019_report.h"
 #include "report/paper_table.h"
-#include "report/powernorm_report.h"
-#include "report/xu2019_report.h"
 
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
@@ -51,8 +51,8 @@ TEST_CASE("paper table: cells show ours then the paper", "[report][paper-table]"
   d.paper_text = "Diverge";
   CHECK(format_paper_cell(d, 2) == "diverged (paper Diverge)");
   PaperCell n;
-  n.status = "not built";
-  CHECK(format_paper_cell(n, 2) == "not built");
+  n.status = "not run";
+  CHECK(format_paper_cell(n, 2) == "not run");
   CHECK(format_paper_cell(PaperCell{}, 2) == "—");
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("xu2019: the tables have the paper's rows and numbers", "[report][pape
   CHECK(table("Table 4").variants == std::vector<std::string>{"none", "layernorm", "layernorm-simple", "adanorm"});
 
   std::vector<RunRecord> rec{done("rt", "detach-variance", 1, "acc", 70.0), done("rt", "detach-variance", 2, "acc", 72.0),
-                             with(done("lm", "detach-variance", 1, "bpc", 0), RunStatus::NotBuilt),
+                             with(done("lm", "detach-variance", 1, "bpc", 0), RunStatus::Failed),
                              with(done("mnist", "detach-variance", 1, "acc", 0), RunStatus::Pending),
                              with(done("mt", "detach-variance", 1, "bleu", 0), RunStatus::Diverged)};
   const auto rows = xu2019_rows(table("Table 3"), cols, rec);
@@ -73,7 +73,7 @@ TEST_CASE("xu2019: the tables have the paper's rows and numbers", "[report][pape
   CHECK(format_paper_cell(dv.cells.at("rt"), 2) == "71.00 ± 1.41 (paper 77.04)");
   CHECK(format_paper_cell(dv.cells.at("sst5"), 2) == "— (paper 41.74)");
   CHECK(format_paper_cell(dv.cells.at("ptb"), 2) == "— (paper 89.80)");
-  CHECK(format_paper_cell(dv.cells.at("enwiki8"), 3) == "not built (paper 1.10)");
+  CHECK(format_paper_cell(dv.cells.at("enwiki8"), 3) == "failed (paper 1.10)");
   CHECK(format_paper_cell(dv.cells.at("mnist"), 2) == "pending (paper 99.10)");
   CHECK(format_paper_cell(dv.cells.at("en-de"), 2) == "diverged (paper Diverge)");
   CHECK(format_paper_cell(dv.cells.at("de-en"), 2) == "not run (paper 34.20)");
@@ -128,9 +128,10 @@ TEST_CASE("powernorm: Tables 1-2 carry the paper's numbers (read from its text)"
   CHECK(format_paper_cell(t1[3].cells.at("wmt14"), 2) == "not run (paper 30.1 [V])");
   CHECK(format_paper_cell(t1[3].cells.at("iwslt14"), 2) == "— (paper 35.9 [V])");
   CHECK(t1[1].label == "BN (released MaskSyncBatchNorm)");
-  const auto t2 = powernorm_table_rows(2, {with(done("lm", "powernorm", 1, "ppl", 0), RunStatus::NotBuilt)});
-  CHECK(format_paper_cell(t2[3].cells.at("ptb"), 2) == "not built (paper 47.6 [V])");
+  const auto t2 = powernorm_table_rows(2, {with(done("lm", "powernorm", 1, "ppl", 0), RunStatus::Pending)});
+  CHECK(format_paper_cell(t2[3].cells.at("ptb"), 2) == "pending (paper 47.6 [V])");
   CHECK(format_paper_cell(t2[1].cells.at("ptb"), 2) == "— (paper 60.7 [V])");  // BN: Table 2's 60.7
+  CHECK(powernorm_paper_text(powernorm_paper("ptb", "rmsnorm")) == "n/a");
   const auto ab = powernorm_ablation_rows({ln, small});
   CHECK(ab[0].cells.at("1024").ours == std::vector<double>{20.0});
   CHECK(ab[0].cells.at("4096").ours == std::vector<double>{30.0});

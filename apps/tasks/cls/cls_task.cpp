@@ -9,29 +9,14 @@
 #include "data/text/batching.h"
 #include "engine/norm_settings.h"
 #include "engine/run_device.h"
+#include "nn/models/sentence_classifier.h"
+#include "report/paper_numbers.h"
 #include "tasks/cls/cls_corpus.h"
-#include "tasks/cls/cls_model.h"
 #include "tasks/transformer_settings.h"
 
 namespace nlapp {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-double paper_cls_accuracy(const std::string& norm, const std::string& dataset) {
-  // Xu et al. 2019, Tables 1-4 (the poster table of seed-code.md 1.6, and Table 3): RT and SST5 test accuracy.
-  static const std::map<std::string, std::map<std::string, double>> t = {
-      {"none", {{"rt", 76.85}, {"sst5", 38.55}}},
-      {"layernorm", {{"rt", 77.21}, {"sst5", 39.23}}},
-      {"layernorm-simple", {{"rt", 76.66}, {"sst5", 40.54}}},
-      {"detachnorm", {{"rt", 76.40}, {"sst5", 40.04}}},
-      {"detach-mean", {{"rt", 75.02}, {"sst5", 40.99}}},      // Table 3
-      {"detach-variance", {{"rt", 77.04}, {"sst5", 41.74}}},  // Table 3
-      {"adanorm", {{"rt", 77.50}, {"sst5", 40.54}}}};
-  auto a = t.find(norm);
-  if (a == t.end()) return std::nan("");
-  auto b = a->second.find(dataset);
-  return b == a->second.end() ? std::nan("") : b->second;
-}
 
 namespace {
 
@@ -131,7 +116,7 @@ class ClsTask : public Task {
     json full = s;
     for (const auto& o : transformer_settings())
       if (!full.contains(o.key)) full[o.key] = o.def;
-    return std::make_shared<SentenceClassifier>(transformer_config(full, norm_options(s), V, V), C);
+    return std::make_shared<nl::SentenceClassifier>(transformer_config(full, norm_options(s), V, V), C);
   }
 
   int64_t epoch_size(uint64_t) const override { return (int64_t)plan("train").batches.size(); }
@@ -146,11 +131,11 @@ class ClsTask : public Task {
 
   nl::Variable loss(nl::Module& model, const TaskBatch& b) const override {
     const auto& cb = static_cast<const ClsBatch&>(b);
-    return nl::cross_entropy(static_cast<SentenceClassifier&>(model).forward(cb.tokens), cb.labels);
+    return nl::cross_entropy(static_cast<nl::SentenceClassifier&>(model).forward(cb.tokens), cb.labels);
   }
 
   Metrics evaluate(nl::Module& model, const std::string& split) const override {
-    auto& m = static_cast<SentenceClassifier&>(model);
+    auto& m = static_cast<nl::SentenceClassifier&>(model);
     nl::NoGradGuard ng;
     const bool was = m.is_training();
     m.eval();
@@ -170,12 +155,12 @@ class ClsTask : public Task {
   }
 
   double paper_reference(const json& s) const override {
-    return paper_cls_accuracy(s.at("norm").get<std::string>(), corpus_ ? corpus_->name : "sst5");
+    return paper_number("xu2019", corpus_ ? corpus_->name : "sst5", s.at("norm").get<std::string>());
   }
 
   std::vector<std::pair<std::string, double>> paper_columns(const json& s) const override {
     const std::string n = s.at("norm").get<std::string>();
-    return {{"paper RT", paper_cls_accuracy(n, "rt")}, {"paper SST5", paper_cls_accuracy(n, "sst5")}};
+    return {{"paper RT", paper_number("xu2019", "rt", n)}, {"paper SST5", paper_number("xu2019", "sst5", n)}};
   }
 
   std::pair<std::string, std::string> pytorch_bench(const json& s) const override {
@@ -184,7 +169,7 @@ class ClsTask : public Task {
     const std::string n = s.at("norm").get<std::string>();
     if (g("d_model") != 128 || g("ffn_dim") != 512 || g("n_heads") != 4 || g("encoder_layers") != 4 ||
         g("bench_vocab") != 20000 || s.at("dropout").get<double>() != 0.2 || s.at("attention_dropout").get<double>() != 0.0 ||
-        (n != "layernorm" && n != "layernorm-simple" && n != "none"))
+        !pytorch_twin_has_norm(n))
       return {};
     return {"pytorch_transformer.py", "--config cls --norm " + n + " --batch-size " + std::to_string(g("bench_batch")) +
                                           " --seq-len " + std::to_string(g("bench_len")) +

@@ -13,10 +13,6 @@
 
 namespace nlapp {
 
-/// The paper's test accuracy (%) for a norm variant on "rt" or "sst5" (Xu et al. 2019, Tables 1-2 as
-/// in seed-code.md 1.6); NaN where the table has no number (detach-mean, detach-variance, other norms).
-double paper_cls_accuracy(const std::string& norm, const std::string& dataset);
-
 /// A new classification task (see the file comment).
 std::unique_ptr<Task> make_cls_task();
 

@@ -7,27 +7,13 @@
 #include "engine/norm_settings.h"
 #include "engine/run_device.h"
 #include "nn/transformer/xl_model.h"
+#include "report/paper_numbers.h"
 #include "tasks/lm/lm_batches.h"
 #include "tasks/lm/lm_corpus.h"
 #include "tasks/transformer_settings.h"
 
 namespace nlapp {
 using json = nlohmann::json;
-
-double paper_enwik8_bpc(const std::string& norm) {
-  // Xu et al. 2019, Tables 1-4, Enwiki8 column (lower is better).
-  static const std::map<std::string, double> t = {
-      {"none", 1.04},        {"layernorm", 1.07},       {"layernorm-simple", 1.07}, {"detachnorm", 1.12},
-      {"detach-mean", 1.07}, {"detach-variance", 1.10}, {"adanorm", 1.07}};
-  auto it = t.find(norm);
-  return it == t.end() ? std::nan("") : it->second;
-}
-
-double paper_ptb_ppl(const std::string& norm) {
-  static const std::map<std::string, double> t = {{"layernorm", 53.2}, {"batchnorm", 60.7}, {"powernorm-v", 55.3}, {"powernorm", 47.6}};
-  auto it = t.find(norm);
-  return it == t.end() ? std::nan("") : it->second;
-}
 
 namespace {
 
@@ -169,7 +155,7 @@ class LmTask : public Task {
 
   double paper_reference(const json& s) const override {
     const std::string n = s.at("norm").get<std::string>();
-    return s.at("dataset") == "ptb" ? paper_ptb_ppl(n) : paper_enwik8_bpc(n);
+    return s.at("dataset") == "ptb" ? paper_number("shen2020", "ptb", n) : paper_number("xu2019", "enwiki8", n);
   }
 
   std::vector<std::pair<std::string, double>> paper_columns(const json& s) const override {

@@ -16,13 +16,6 @@
 
 namespace nlapp {
 
-/// Xu et al. 2019's Enwiki8 test BPC for a norm variant (Tables 1-4); NaN for norms the paper lacks.
-double paper_enwik8_bpc(const std::string& norm);
-
-/// PowerNorm's PTB test perplexity (Shen et al. 2020 Table 2, as recalled in ni-pn-details.md §6.2:
-/// layernorm 53.2, powernorm 47.6; unverified); NaN for other norms.
-double paper_ptb_ppl(const std::string& norm);
-
 /// A new language-modelling task (see the file comment).
 std::unique_ptr<Task> make_lm_task();
 

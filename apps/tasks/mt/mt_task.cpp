@@ -16,6 +16,7 @@
 #include "optim/average_checkpoints.h"
 #include "optim/checkpoint.h"
 #include "report/atomic_file.h"
+#include "report/paper_numbers.h"
 #include "tasks/mt/mt_batches.h"
 #include "tasks/mt/mt_generate.h"
 #include "tasks/transformer_settings.h"
@@ -23,23 +24,6 @@
 namespace nlapp {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-double paper_mt_bleu(const std::string& norm, const std::string& pair) {
-  // Xu et al. 2019, Tables 1-4 (En-De WMT14 big, De-En IWSLT14, En-Vi IWSLT15); NaN = "Diverge".
-  const double D = std::nan("");
-  static const std::map<std::string, std::map<std::string, double>> t = {
-      {"none", {{"en-de", D}, {"de-en", 34.0}, {"en-vi", 28.4}}},
-      {"layernorm", {{"en-de", 28.3}, {"de-en", 35.5}, {"en-vi", 31.2}}},
-      {"layernorm-simple", {{"en-de", 28.4}, {"de-en", 35.5}, {"en-vi", 31.6}}},
-      {"detachnorm", {{"en-de", D}, {"de-en", 33.9}, {"en-vi", 27.7}}},
-      {"detach-mean", {{"en-de", 28.3}, {"de-en", 35.6}, {"en-vi", 31.3}}},
-      {"detach-variance", {{"en-de", D}, {"de-en", 34.2}, {"en-vi", 29.8}}},
-      {"adanorm", {{"en-de", 28.5}, {"de-en", 35.6}, {"en-vi", 31.4}}}};
-  auto a = t.find(norm);
-  if (a == t.end()) return D;
-  auto b = a->second.find(pair);
-  return b == a->second.end() ? D : b->second;
-}
 
 namespace {
 
@@ -157,15 +141,15 @@ class MtTask : public Task {
   }
 
   double paper_reference(const json& s) const override {
-    return paper_mt_bleu(s.at("norm").get<std::string>(), corpus_ ? corpus_->src_lang + "-" + corpus_->tgt_lang : "");
+    return paper_number("xu2019", corpus_ ? corpus_->src_lang + "-" + corpus_->tgt_lang : "", s.at("norm").get<std::string>());
   }
 
   std::vector<std::pair<std::string, double>> paper_columns(const json& s) const override {
     const std::string n = s.at("norm").get<std::string>();
-    return {{"paper En-De (WMT14, big)", paper_mt_bleu(n, "en-de")},
-            {"paper De-En (IWSLT14)", paper_mt_bleu(n, "de-en")},
-            {"paper En-Vi (IWSLT15)", paper_mt_bleu(n, "en-vi")},
-            {"Ni et al. slides De-En (IWSLT14)", n == "layernorm" ? 35.01 : n == "lng" ? 35.23 : std::nan("")}};
+    return {{"paper En-De (WMT14, big)", paper_number("xu2019", "en-de", n)},
+            {"paper De-En (IWSLT14)", paper_number("xu2019", "de-en", n)},
+            {"paper En-Vi (IWSLT15)", paper_number("xu2019", "en-vi", n)},
+            {"Ni et al. slides De-En (IWSLT14)", paper_number("ni2024", "iwslt14-de-en", n)}};
   }
 
   std::pair<std::string, std::string> pytorch_bench(const json& s) const override {
@@ -179,7 +163,7 @@ class MtTask : public Task {
         g("decoder_layers") == 6 && g("bench_vocab") == 10000)
       shape = "iwslt";
     const std::string n = s.at("norm").get<std::string>();
-    if (shape.empty() || (n != "layernorm" && n != "layernorm-simple" && n != "none")) return {};
+    if (shape.empty() || !pytorch_twin_has_norm(n)) return {};
     return {"pytorch_transformer.py", "--config " + shape + " --norm " + n + " --batch-size " +
                                           std::to_string(g("bench_batch")) + " --seq-len " + std::to_string(g("bench_len")) +
                                           (s.at("normalize_before").get<bool>() ? "" : " --post-norm")};

@@ -13,10 +13,6 @@
 
 namespace nlapp {
 
-/// The paper's BLEU for a norm variant on "en-de" (WMT14), "de-en" (IWSLT14) or "en-vi" (IWSLT15)
-/// (Xu et al. 2019, Tables 1-4); NaN where the paper reports divergence or no number.
-double paper_mt_bleu(const std::string& norm, const std::string& pair);
-
 /// A trained translation model with its corpus and the settings it was trained with.
 struct MtModel {
   std::unique_ptr<Task> task;

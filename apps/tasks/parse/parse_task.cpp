@@ -9,19 +9,12 @@
 #include "data/text/parser_features.h"
 #include "engine/norm_settings.h"
 #include "nn/models/parser_mlp.h"
+#include "report/paper_numbers.h"
 #include "tasks/parse/parse_data.h"
 #include "tasks/parse/parse_decode.h"
 
 namespace nlapp {
 using json = nlohmann::json;
-
-double paper_parse_uas(const std::string& norm) {
-  static const std::map<std::string, double> paper = {
-      {"none", 88.31},        {"layernorm", 89.12},       {"layernorm-simple", 89.19}, {"detachnorm", 89.79},
-      {"detach-mean", 89.45}, {"detach-variance", 89.80}, {"adanorm", 89.23}};
-  auto it = paper.find(norm);
-  return it == paper.end() ? std::nan("") : it->second;
-}
 
 namespace {
 
@@ -141,13 +134,13 @@ class ParseTask : public Task {
     return {{"uas", c.uas()}, {"las", c.las()}, {"sentences_per_s", (double)sents.size() / std::max(p.seconds, 1e-9)}};
   }
 
-  double paper_reference(const json& s) const override { return paper_parse_uas(s.at("norm").get<std::string>()); }
+  double paper_reference(const json& s) const override { return paper_number("xu2019", "ptb", s.at("norm").get<std::string>()); }
 
   std::vector<std::pair<std::string, double>> paper_columns(const json& s) const override {
     const std::string data = s.at("data").get<std::string>();
     const bool ptb = data.size() >= 4 && data.compare(data.size() - 4, 4, ".zip") == 0;
     return {{ptb ? "paper PTB UAS (WSJ §2-21/23; ours: the NLTK WSJ sample)" : "paper PTB UAS (WSJ §23: a different data set)",
-             paper_parse_uas(s.at("norm").get<std::string>())}};
+             paper_number("xu2019", "ptb", s.at("norm").get<std::string>())}};
   }
 
   std::unique_ptr<TaskBatch> bench_batch(const json& s) const override {

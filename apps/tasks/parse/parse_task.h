@@ -12,9 +12,6 @@
 
 namespace nlapp {
 
-/// The paper's PTB (WSJ §23) UAS for a norm variant (Xu et al. 2019, Tables 1-4), or NaN.
-double paper_parse_uas(const std::string& norm);
-
 /// A new parse task (see the file comment).
 std::unique_ptr<Task> make_parse_task();
 

@@ -4,20 +4,11 @@
 #include <map>
 
 #include "nn/models/resnet_cifar.h"
+#include "report/paper_numbers.h"
 #include "tasks/image_task.h"
 
 namespace nlapp {
 using json = nlohmann::json;
-
-std::pair<double, double> paper_resnet_accuracy(const std::string& norm) {
-  static const std::map<std::string, std::pair<double, double>> t = {{"instancenorm", {10, 10}},
-                                                                     {"batchnorm", {36.0, 39.3}},
-                                                                     {"layernorm", {59.5, 62.85}},
-                                                                     {"groupnorm", {82.16, 69.37}},
-                                                                     {"lng", {99.66, 86.66}}};
-  auto it = t.find(norm);
-  return it == t.end() ? std::pair{std::nan(""), std::nan("")} : it->second;
-}
 
 namespace {
 
@@ -50,10 +41,13 @@ class ResNetCifarTask : public ImageTask {
     return std::make_shared<nl::ResNetCifar>(c);
   }
 
-  double paper_reference(const json& s) const override { return paper_resnet_accuracy(s.at("norm")).second; }
+  double paper_reference(const json& s) const override {
+    return paper_number("ni2024", "resnet-cifar-test", s.at("norm").get<std::string>());
+  }
   std::vector<std::pair<std::string, double>> paper_columns(const json& s) const override {
-    const auto [train, test] = paper_resnet_accuracy(s.at("norm"));
-    return {{"slides train %", train}, {"slides test %", test}};
+    const std::string n = s.at("norm").get<std::string>();
+    return {{"slides train %", paper_number("ni2024", "resnet-cifar-train", n)},
+            {"slides test %", paper_number("ni2024", "resnet-cifar-test", n)}};
   }
 
  protected:

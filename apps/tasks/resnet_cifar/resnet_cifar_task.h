@@ -11,9 +11,6 @@
 
 namespace nlapp {
 
-/// The slides' (train %, test %) for a norm of resnet-cifar, or NaNs (none, unknown).
-std::pair<double, double> paper_resnet_accuracy(const std::string& norm);
-
 /// A new resnet-cifar task (see the file comment).
 std::unique_ptr<Task> make_resnet_cifar_task();
 

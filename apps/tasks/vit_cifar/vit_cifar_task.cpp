@@ -4,16 +4,11 @@
 
 #include "engine/norm_settings.h"
 #include "nn/models/vit.h"
+#include "report/paper_numbers.h"
 #include "tasks/image_task.h"
 
 namespace nlapp {
 using json = nlohmann::json;
-
-double paper_vit_accuracy(const std::string& norm) {
-  if (norm == "layernorm") return 88.81;
-  if (norm == "lng") return 89.26;
-  return std::nan("");
-}
 
 namespace {
 
@@ -53,9 +48,9 @@ class VitCifarTask : public ImageTask {
     return std::make_shared<nl::VisionTransformer>(c);
   }
 
-  double paper_reference(const json& s) const override { return paper_vit_accuracy(s.at("norm")); }
+  double paper_reference(const json& s) const override { return paper_number("ni2024", "vit-cifar", s.at("norm")); }
   std::vector<std::pair<std::string, double>> paper_columns(const json& s) const override {
-    return {{"slides test %", paper_vit_accuracy(s.at("norm"))}};
+    return {{"slides test %", paper_number("ni2024", "vit-cifar", s.at("norm"))}};
   }
 
  protected:

@@ -12,9 +12,6 @@
 
 namespace nlapp {
 
-/// The slides' Tiny-ViT CIFAR-10 test accuracy (%) for `norm` (layernorm 88.81, lng 89.26), NaN otherwise.
-double paper_vit_accuracy(const std::string& norm);
-
 /// A new vit-cifar task (see the file comment).
 std::unique_ptr<Task> make_vit_cifar_task();
 

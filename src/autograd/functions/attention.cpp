@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "autograd/functions.h"
-#include "autograd/functions/opt_desc.h"
 #include "backends/profiler.h"
+#include "tensor/ops_nn.h"
 
 namespace nl {
 
@@ -48,26 +48,6 @@ double attention_scale(const AttentionOptions& o, int64_t dh) {
 Tensor rows_dense(const Tensor& t) {
   const auto& s = t.strides();
   return (s[3] == 1 || t.size(3) <= 1) && s[2] >= t.size(3) ? t : t.contiguous();
-}
-
-// c[b, h] = op(a[b, h]) @ op(b[b, h]) for every (b, h) of [B, H, rows, cols] operands with dense rows
-// (rows_dense); one backend call for the [B, H] grid of heads; safe for empty extents. A transposed
-// operand's stored matrix is [K, M] (a) or [N, K] (b).
-void batched_gemm(const Tensor& c, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& a,
-                  const Tensor& b) {
-  const int64_t B = c.size(0), H = c.size(1);
-  if (B * H * M * N == 0) return;
-  if (K == 0) {
-    Tensor(c).zero_();
-    return;
-  }
-  Backend& be = backend_for(c.device().type);
-  const auto &sa = a.strides(), &sb = b.strides(), &sc = c.strides();
-  auto* pa = static_cast<const char*>(a.desc().data);
-  auto* pb = static_cast<const char*>(b.desc().data);
-  auto* pc = static_cast<char*>(c.desc().data);
-  be.gemm_grid(c.dtype(), ta, tb, M, N, K, 1.0, pa, sa[2], sa[1], sa[0], pb, sb[2], sb[1], sb[0], 0.0, pc, sc[2],
-               sc[1], sc[0], H, B, c.device().index);
 }
 
 // An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that
@@ -113,8 +93,8 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   const DType dt = q.dtype();
   const Device dev = q.device();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), dh = q.size(3), dv = v.size(3);
-  AttentionKernelOpts ko;
-  ko.batch = B, ko.heads = H, ko.tq = Tq, ko.tk = Tk, ko.causal = o.causal;
+  AttentionRowOptions ko;
+  ko.causal = o.causal;
   ko.scale = attention_scale(o, dh);
   if (o.training && o.dropout > 0) {  // the mask is regenerated in backward from (seed, offset)
     ko.dropout = o.dropout;
@@ -125,15 +105,14 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
                    ? ne(o.key_padding_mask.to(dev).to(dt), Tensor::scalar(0.0, dt, dev)).contiguous()
                    : Tensor();
   Tensor am = o.attn_mask.defined() ? o.attn_mask.to(dev).to(dt).contiguous() : Tensor();
-  Backend& be = backend_for(dev.type);
 
   const bool drop = ko.dropout > 0;
   Tensor p = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
-  batched_gemm(p, false, true, Tq, Tk, dh, qc, kc);
+  matmul_heads_out(p, qc, false, kc, true);
   Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
-  be.fused().attention_softmax(p.desc(), drop ? pd.desc() : Desc{}, p.desc(), opt_desc(pad), opt_desc(am), ko);
+  attention_softmax_out(p, pd, p, pad, am, ko);
   Tensor out = empty_heads_last(B, H, Tq, dv, dt, dev);
-  batched_gemm(out, false, false, Tq, dv, Tk, pd, vc);
+  matmul_heads_out(out, pd, false, vc, false);
   pd = Tensor();
 
   std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + note_number(ko.dropout);
@@ -141,20 +120,20 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
       out, "Attention", {q, k, v},
       [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {
         prof::OpScope op_scope(prof::Op::Attention);
-        const int64_t B = ko.batch, H = ko.heads, Tq = ko.tq, Tk = ko.tk, dh = qc.size(3), dv = vc.size(3);
+        const int64_t B = p.size(0), H = p.size(1), Tq = p.size(2), Tk = p.size(3), dh = qc.size(3), dv = vc.size(3);
         const bool drop = ko.dropout > 0;
         const DType dt = gout.dtype();
         const Device dev = gout.device();
         Tensor g = rows_dense(gout);
         Tensor gs = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // dO V^T -> dL/d(raw scores)
-        batched_gemm(gs, false, true, Tq, Tk, dv, g, vc);
+        matmul_heads_out(gs, g, false, vc, true);
         Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // regenerated dropped weights
-        backend_for(dev.type).fused().attention_softmax_backward(gs.desc(), drop ? pd.desc() : Desc{}, gs.desc(), p.desc(), ko);
+        attention_softmax_backward_out(gs, pd, gs, p, ko);
         // Gradients are written heads-last, so the head split's backward (transpose + reshape) is free.
         std::vector<Tensor> r(3);
-        if (need[0]) batched_gemm(r[0] = empty_heads_last(B, H, Tq, dh, dt, dev), false, false, Tq, dh, Tk, gs, kc);
-        if (need[1]) batched_gemm(r[1] = empty_heads_last(B, H, Tk, dh, dt, dev), true, false, Tk, dh, Tq, gs, qc);
-        if (need[2]) batched_gemm(r[2] = empty_heads_last(B, H, Tk, dv, dt, dev), true, false, Tk, dv, Tq, pd, g);
+        if (need[0]) matmul_heads_out(r[0] = empty_heads_last(B, H, Tq, dh, dt, dev), gs, false, kc, false);
+        if (need[1]) matmul_heads_out(r[1] = empty_heads_last(B, H, Tk, dh, dt, dev), gs, true, qc, false);
+        if (need[2]) matmul_heads_out(r[2] = empty_heads_last(B, H, Tk, dv, dt, dev), pd, true, g, false);
         return r;
       },
       {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);

@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "autograd/functions.h"
-#include "autograd/functions/opt_desc.h"
+#include "tensor/ops_nn.h"
 
 namespace nl {
 namespace {
@@ -51,14 +51,13 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
   if (q > 0) std::tie(seed, offset) = next_random_offset((uint64_t)(M * F));
   Tensor h = Tensor::empty({M, F}, xc.dtype(), xc.device()), y = Tensor::empty({M, D}, xc.dtype(), xc.device());
   if (B2.defined()) y.copy_(B2.view({1, D}));
-  FusedKernels& fk = backend_for(xc.device().type).fused();
   const Tensor W1t = W1.transpose(0, 1), W2t = W2.transpose(0, 1);
   for (int64_t r0 = 0; r0 < M; r0 += R) {
     const int64_t r1 = std::min(M, r0 + R);
     Tensor hb = h.slice(0, r0, r1), yb = y.slice(0, r0, r1);
     matmul_out(hb, x2.slice(0, r0, r1), W1t, 0.0);
     // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would
-    fk.bias_relu_dropout(hb.desc(), hb.desc(), opt_desc(B1), q, seed, offset + (uint64_t)(r0 * F));
+    bias_relu_dropout_out(hb, hb, B1, q, seed, offset + (uint64_t)(r0 * F));
     matmul_out(yb, hb, W2t, B2.defined() ? 1.0 : 0.0);
   }
   Shape os = xc.shape();
@@ -82,7 +81,6 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
         Tensor gb2 = want_b2 ? nl::sum(gy, {0}) : Tensor();
         const bool want_h = want_x || want_w1 || want_b1;
         if (M > 0 && (want_h || want_w2)) {
-          FusedKernels& fk = backend_for(gy.device().type).fused();
           Tensor gh = Tensor::empty({std::min(R, M), F}, gy.dtype(), gy.device());
           Tensor gbb = want_b1 ? Tensor::empty({F}, gy.dtype(), gy.device()) : Tensor();
           for (int64_t r0 = 0; r0 < M; r0 += R) {
@@ -93,7 +91,7 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
             if (!want_h) continue;
             Tensor ghb = gh.slice(0, 0, r1 - r0);
             matmul_out(ghb, gyb, W2, 0.0);
-            fk.bias_relu_dropout_backward(ghb.desc(), opt_desc(gbb), ghb.desc(), hb.desc(), q);
+            bias_relu_dropout_backward_out(ghb, gbb, ghb, hb, q);
             if (want_b1) binary_into(BinaryOp::Add, gb1, gb1, gbb);
             if (want_w1) matmul_out(gw1, ghb.transpose(0, 1), x2.slice(0, r0, r1), acc);
             if (want_x) {

@@ -91,7 +91,7 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
                        Shape ts = in;
                        std::swap(ts[0], ts[d]);
                        Tensor z = Tensor::zeros(ts, g.dtype(), g.device());
-                       backend_for(g.device().type).index_add_rows(z.desc(), idx.desc(), gt.desc());
+                       index_add_rows_(z, idx, gt);
                        return std::vector<Tensor>{z.transpose(0, d).contiguous()};
                      },
                      {saved(idx, "index")});
@@ -107,7 +107,7 @@ Variable gather(const Variable& x, int64_t dim, const Tensor& index) {
                        std::swap(ts[d], ts.back());
                        Tensor z = Tensor::zeros(ts, g.dtype(), g.device());
                        Tensor gt = g.transpose(d, -1).contiguous();
-                       backend_for(g.device().type).scatter_add_rows(z.desc(), it.desc(), gt.desc());
+                       scatter_add_rows_(z, it, gt);
                        return std::vector<Tensor>{z.transpose(d, -1).contiguous()};
                      },
                      {saved(it, "index")});
@@ -119,7 +119,7 @@ Variable embedding(const Variable& table, const Tensor& ids) {
   return make_result(nl::embedding(table.data(), idx), "Embedding", {table},
                      [ts, idx](const Tensor& g, const std::vector<bool>&) {
                        Tensor z = Tensor::zeros(ts, g.dtype(), g.device());
-                       backend_for(g.device().type).index_add_rows(z.desc(), idx.desc(), g.contiguous().desc());
+                       index_add_rows_(z, idx, g.contiguous());
                        return std::vector<Tensor>{z};
                      },
                      {saved(idx, "ids")});

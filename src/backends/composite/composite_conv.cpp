@@ -83,10 +83,12 @@ void CompositeKernels::maxpool2d(const Desc& out, const Desc& idx, const Desc& i
   be_.binary(BinaryOp::Sub, a.d(), a.d(), t.d());                       // kj
   be_.unary(UnaryOp::Affine, t.d(), ki.d(), (double)g.W, 0.0);
   be_.binary(BinaryOp::Add, t.d(), t.d(), a.d());                       // ki*W + kj
-  std::vector<int64_t> b((size_t)(OH * OW));
-  for (int64_t oh = 0; oh < OH; ++oh)
-    for (int64_t ow = 0; ow < OW; ++ow) b[oh * OW + ow] = (oh * g.sh - g.ph) * g.W + (ow * g.sw - g.pw);
-  composite::upload(be_, base.d(), b);
+  // base[oh, ow] = row[oh] + col[ow], row[oh] = (oh*sh - ph)*W, col[ow] = ow*sw - pw, made on the device
+  // (composite::iota) so that no table travels from the host per call.
+  Scratch row(be_, DType::Int64, dev, {OH}), col(be_, DType::Int64, dev, {OW});
+  composite::iota(be_, row.d(), (double)(-g.ph * g.W), (double)(g.sh * g.W));
+  composite::iota(be_, col.d(), (double)(-g.pw), (double)g.sw);
+  be_.binary(BinaryOp::Add, base.d(), row.as({OH, OW}, {1, 0}), col.as({OH, OW}, {0, 1}));
   be_.binary(BinaryOp::Add, view(idx, {g.N * g.C, OH, OW}, {OH * OW, OW, 1}),
              view(t.d(), {g.N * g.C, OH, OW}, {OH * OW, OW, 1}), base.as({g.N * g.C, OH, OW}, {0, OW, 1}));
 }

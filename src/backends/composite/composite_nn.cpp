@@ -38,23 +38,30 @@ void keep_mask(Backend& be, const Desc& keep, double p, uint64_t seed, uint64_t 
   be.unary(UnaryOp::GtScalar, keep, keep, p, 0.0);
 }
 
-// Host-side check of targets as the CPU does it; returns the safe targets (ignored -> 0) and weights
-// (1 = counted, 0 = ignored) uploaded into `safe` (int64 [N, 1]) and `w` (dtype of `w`, [N]).
+// The safe targets (ignored -> 0) into `safe` (int64 [N, 1]) and the row weights (1 = counted, 0 =
+// ignored) into `w` (dtype of `w`, [N]), made on the device: no copy to the host. A target outside
+// [0, C) that is not ignored is reported by the gather / scatter of the caller (std::out_of_range naming
+// the index; on an asynchronous device at the next synchronisation); with C == 0 every target must be
+// ignored, which is checked here on the host (a degenerate case no training step takes).
 void prepare_targets(Backend& be, const Desc& target, int64_t ignore_index, int64_t C, const Desc& safe,
                      const Desc& w, const char* kernel) {
-  std::vector<int64_t> tg = composite::download_i64(be, target);
-  std::vector<double> wt(tg.size());
-  for (size_t i = 0; i < tg.size(); ++i) {
-    if (tg[i] != ignore_index && (tg[i] < 0 || tg[i] >= C))
-      throw std::out_of_range(std::string(kernel) + ": target " + std::to_string(tg[i]) + " at row " +
-                              std::to_string(i) + " is outside [0, " + std::to_string(C) + ")");
-    wt[i] = tg[i] == ignore_index ? 0.0 : 1.0;
-    if (tg[i] == ignore_index) tg[i] = 0;
+  const int64_t N = target.numel();
+  if (N == 0) return;
+  if (C == 0) {
+    const std::vector<int64_t> tg = composite::download_i64(be, target);
+    for (size_t i = 0; i < tg.size(); ++i)
+      if (tg[i] != ignore_index)
+        throw std::out_of_range(std::string(kernel) + ": target " + std::to_string(tg[i]) + " at row " +
+                                std::to_string(i) + " is outside [0, 0)");
   }
-  composite::upload(be, safe, tg);
-  Scratch w64(be, DType::Float64, w.device_index, {(int64_t)wt.size()});
-  composite::upload(be, w64.d(), wt);
-  be.copy(w, w64.d());
+  const int dev = target.device_index;
+  Scratch ig(be, DType::Int64, dev, {1}), zero(be, DType::Int64, dev, {1}), valid(be, DType::Int64, dev, {N});
+  be.fill(ig.d(), (double)ignore_index);
+  be.fill(zero.d(), 0.0);
+  const Desc t = reshaped(target, {N});
+  be.binary(BinaryOp::Ne, valid.d(), t, ig.as({N}, {0}));
+  be.where(reshaped(safe, {N}), valid.d(), t, zero.as({N}, {0}));
+  be.copy(w, valid.d());
 }
 
 }  // namespace
@@ -224,12 +231,10 @@ void CompositeKernels::attention_softmax(const Desc& probs, const Desc& dropped,
     be_.binary(BinaryOp::Mul, vis.d(), vis.d(), tmp.d());
   }
   if (o.causal) {  // visible iff j <= i + (tk - tq)
-    std::vector<double> cm((size_t)(tq * tk));
-    for (int64_t i = 0; i < tq; ++i)
-      for (int64_t j = 0; j < tk; ++j) cm[i * tk + j] = j <= i + (tk - tq) ? 1.0 : 0.0;
-    Scratch c64(be_, DType::Float64, dev, {tq, tk});
-    composite::upload(be_, c64.d(), cm);
-    be_.copy(view(tmp.d(), {tq, tk}, {tk, 1}), c64.d());
+    Scratch ci(be_, t, dev, {tq}), cj(be_, t, dev, {tk});  // i + (tk - tq) and j, made on the device
+    composite::iota(be_, ci.d(), (double)(tk - tq), 1.0);
+    composite::iota(be_, cj.d(), 0.0, 1.0);
+    be_.binary(BinaryOp::Le, view(tmp.d(), {tq, tk}, {tk, 1}), cj.as({tq, tk}, {0, 1}), ci.as({tq, tk}, {1, 0}));
     be_.binary(BinaryOp::Mul, vis.d(), vis.d(), view(tmp.d(), {B, tq, tk}, {0, tk, 1}));
   }
   const Desc visB = vis.as({B, H, tq, tk}, {tq * tk, 0, tk, 1});

@@ -54,4 +54,14 @@ std::vector<int64_t> download_i64(Backend& be, const Desc& d) {
   return v;
 }
 
+void iota(Backend& be, const Desc& d, double start, double step) {
+  const int64_t n = d.numel();
+  if (n == 0) return;
+  be.fill(view(d, {1}, {1}), start);
+  for (int64_t len = 1; len < n; len *= 2) {  // d[len, len + m) = d[0, m) + len * step
+    const int64_t m = std::min(len, n - len);
+    be.unary(UnaryOp::Affine, view(d, {m}, {1}, len), view(d, {m}, {1}), 1.0, step * (double)len);
+  }
+}
+
 }  // namespace nl::composite

@@ -47,4 +47,8 @@ void upload(Backend& be, const Desc& d, const std::vector<T>& v) {
   be.copy_from_host(d.data, v.data(), v.size() * sizeof(T), d.device_index);
 }
 
+/// d[i] = start + i * step for a contiguous 1-d `d`, made on the device from a fill and log2(n) affine
+/// copies of the filled prefix (no table from the host). Exact for int64 and for small integers in floats.
+void iota(Backend& be, const Desc& d, double start, double step);
+
 }  // namespace nl::composite

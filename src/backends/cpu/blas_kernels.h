@@ -9,11 +9,9 @@
 // so a program fixes it by re-executing itself: `ensure_blas_kernels` does that in main().
 #include <string>
 
-namespace nl {
+#include "backends/runtime.h"  // blas_kernel_name and ensure_blas_kernels, the public half
 
-/// The kernel set OpenBLAS chose for this process (`openblas_get_corename()`), e.g. "SkylakeX",
-/// "Haswell", "Prescott".
-std::string blas_kernel_name();
+namespace nl {
 
 /// The kernel set to ask for instead of `current` on a CPU with the given features, or "" when `current`
 /// is fine. Only the generic fallbacks (the SSE-era and AVX1 sets: Prescott, Core2, Penryn, Dunnington,
@@ -24,13 +22,5 @@ std::string blas_kernel_upgrade(const std::string& current, bool avx512, bool av
 
 /// `blas_kernel_upgrade` of the kernel set `current` on this CPU (its features read with CPUID; "" off x86-64).
 std::string blas_kernel_upgrade_for(const std::string& current);
-
-/// Call first thing in main(): when OpenBLAS fell back to generic kernels on a CPU that has AVX2 or
-/// AVX-512 and the user has not set OPENBLAS_CORETYPE, sets OPENBLAS_CORETYPE to the upgrade and
-/// re-executes the program (/proc/self/exe) with the same arguments, so the new process loads OpenBLAS
-/// with the fast kernels (one line on stderr says so unless NORMLAB_QUIET_BLAS is set). Returns normally
-/// when there is nothing to do, on other systems than Linux/x86-64, or when the re-exec fails (then it
-/// warns and the program runs on with the slow kernels). An explicit OPENBLAS_CORETYPE is always kept.
-void ensure_blas_kernels(char** argv);
 
 }  // namespace nl

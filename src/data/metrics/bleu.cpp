@@ -74,10 +74,6 @@ std::vector<std::string> bleu_tokens(std::string_view segment, const BleuOptions
   return nl::data::split_whitespace(segment);
 }
 
-BleuStats sentence_stats(const std::vector<std::string>& hyp, const std::vector<std::string>& ref) {
-  return sentence_stats_multi(hyp, {ref});
-}
-
 BleuStats sentence_stats_multi(const std::vector<std::string>& hyp, const std::vector<std::vector<std::string>>& refs) {
   if (refs.empty()) throw std::invalid_argument("BLEU: a hypothesis needs at least one reference");
   BleuStats s;

@@ -77,8 +77,6 @@ struct BleuScore {
   std::string to_string() const;
 };
 
-/// Statistics of one tokenized hypothesis against one tokenized reference.
-BleuStats sentence_stats(const std::vector<std::string>& hyp, const std::vector<std::string>& ref);
 
 /// Statistics of one tokenized hypothesis against several tokenized references (clipping by the largest
 /// count in any reference, closest reference length). Throws std::invalid_argument when `refs` is empty.

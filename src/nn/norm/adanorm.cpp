@@ -31,4 +31,13 @@ std::string AdaNorm::extra_repr() const {
   return o.str();
 }
 
+std::shared_ptr<Module> make_adanorm(int64_t d, const NormOptions& o) {
+  AdaNormConfig ac;
+  ac.norm = with_estimator_options(ac.norm, o);
+  o.dtype();  // checked like every norm's, though AdaNorm has no parameters
+  ac.C = o.get<double>("C", 1.0);
+  ac.k = o.get<double>("k", 0.1);
+  return std::make_shared<AdaNorm>(d, ac);
+}
+
 }  // namespace nl

@@ -41,4 +41,7 @@ class AdaNorm : public Module {
   AdaNormConfig cfg_;
 };
 
+/// Norm-table factory of "adanorm": AdaNorm with o's "C" (1.0), "k" (0.1) and the family's estimator options.
+std::shared_ptr<Module> make_adanorm(int64_t d, const NormOptions& o);
+
 }  // namespace nl

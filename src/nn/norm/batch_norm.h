@@ -16,6 +16,7 @@
 //   running variance uses R/(R - 1); momentum 0.05 by default.
 // Buffers: running_mean [d] (0), running_var [d] (1), num_batches_tracked (int64 scalar), as torch.
 #include "nn/norm/masked_norm.h"
+#include "nn/norm/norm_options.h"
 
 namespace nl {
 
@@ -44,5 +45,9 @@ class BatchNorm : public MaskedNorm {
  private:
   BatchNormConfig cfg_;
 };
+
+/// Norm-table factory of "batchnorm": o's "eps", "affine", "released" (false) and "momentum" (0.1, or 0.05
+/// when released).
+std::shared_ptr<Module> make_batch_norm(int64_t d, const NormOptions& o);
 
 }  // namespace nl

@@ -96,4 +96,27 @@ std::string GroupedNorm::extra_repr() const {
   return o.str();
 }
 
+namespace {
+GroupNormConfig group_config(const NormOptions& o) {
+  GroupNormConfig c = o.with_common(GroupNormConfig{});
+  c.groups = o.get<int64_t>("groups", 1);
+  return c;
+}
+}  // namespace
+
+std::shared_ptr<Module> make_group_norm(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  return std::make_shared<GroupNorm>(d, group_config(o), dtype);
+}
+
+std::shared_ptr<Module> make_layer_norm_g(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  return std::make_shared<LayerNormG>(d, group_config(o), dtype);
+}
+
+std::shared_ptr<Module> make_instance_norm(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  return std::make_shared<InstanceNorm>(d, GroupNormConfig{d, o.eps(), o.affine()}, dtype);
+}
+
 }  // namespace nl

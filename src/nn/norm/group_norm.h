@@ -17,6 +17,7 @@
 // Gradients are exact (autograd through the fused LayerNorm kernel of autograd/functions/layer_norm.cpp,
 // whose closed-form backward is Xu et al. 2019 appendix B).
 #include "nn/norm/masked_norm.h"
+#include "nn/norm/norm_options.h"
 
 namespace nl {
 
@@ -86,5 +87,11 @@ class InstanceNorm : public GroupedNorm {
 void register_affine(Module& m, int64_t d, bool affine, DType dtype, Variable& weight, Variable& bias);
 /// z = w ⊙ y + b on rows [R, D] (w, b [D]); y itself when w is undefined; b may be undefined.
 Variable apply_affine(const Variable& y, const Variable& weight, const Variable& bias);
+
+/// Norm-table factories of "groupnorm", "lng" and "instancenorm": o's "eps", "affine" and (not
+/// instancenorm) "groups" (1).
+std::shared_ptr<Module> make_group_norm(int64_t d, const NormOptions& o);
+std::shared_ptr<Module> make_layer_norm_g(int64_t d, const NormOptions& o);
+std::shared_ptr<Module> make_instance_norm(int64_t d, const NormOptions& o);
 
 }  // namespace nl

@@ -4,35 +4,32 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nn/norm/factory.h"
+
 namespace nl {
 
 std::string norm_impl_name(NormImpl impl) { return impl == NormImpl::Fused ? "fused" : "composite"; }
 
+const std::vector<std::string>& norm_impl_names() {
+  static const std::vector<std::string> names{"fused", "composite"};
+  return names;
+}
+
 NormImpl parse_norm_impl(const std::string& s) {
-  if (s == "fused") return NormImpl::Fused;
-  if (s == "composite") return NormImpl::Composite;
+  if (s == norm_impl_name(NormImpl::Fused)) return NormImpl::Fused;
+  if (s == norm_impl_name(NormImpl::Composite)) return NormImpl::Composite;
   throw std::invalid_argument("norm impl must be 'fused' or 'composite', got '" + s + "'");
 }
 
 LayerNormConfig LayerNormConfig::variant(const std::string& name) {
+  const LayerNormVariant& v = layernorm_variant(name);
+  if (v.identity)
+    throw std::invalid_argument("'" + name + "' has no LayerNorm configuration (it is the identity)");
   LayerNormConfig c;
-  if (name == "layernorm") return c;
-  c.affine = false;
-  if (name == "layernorm-simple") return c;
-  if (name == "detachnorm") {
-    c.detach_mean = c.detach_std = true;
-    return c;
-  }
-  if (name == "detach-mean") {
-    c.detach_mean = true;
-    return c;
-  }
-  if (name == "detach-variance") {
-    c.detach_std = true;
-    return c;
-  }
-  throw std::invalid_argument("unknown LayerNorm variant '" + name +
-                              "' (valid: layernorm, layernorm-simple, detachnorm, detach-mean, detach-variance)");
+  c.affine = norm_descriptor(name).affine;
+  c.detach_mean = v.detach_mean;
+  c.detach_std = v.detach_std;
+  return c;
 }
 
 std::string LayerNormConfig::str() const {
@@ -114,6 +111,20 @@ Variable LayerNorm::forward(const Variable& x) {
 
 std::string LayerNorm::extra_repr() const {
   return std::to_string(dim) + ", affine=" + (cfg_.affine ? "true" : "false") + ", " + cfg_.str();
+}
+
+LayerNormConfig with_estimator_options(LayerNormConfig c, const NormOptions& o) {
+  c.impl = parse_norm_impl(o.get<std::string>("impl", norm_impl_name(c.impl)));
+  c.eps = o.eps(c.eps);
+  c.unbiased = o.get<bool>("unbiased", c.unbiased);
+  c.eps_inside = o.get<bool>("eps_inside", c.eps_inside);
+  return c;
+}
+
+std::shared_ptr<Module> make_layer_norm(int64_t d, const NormOptions& o) {
+  LayerNormConfig c = with_estimator_options(LayerNormConfig::variant(o.norm()), o);
+  c.affine = o.affine(c.affine);
+  return std::make_shared<LayerNorm>(d, c, o.dtype());
 }
 
 }  // namespace nl

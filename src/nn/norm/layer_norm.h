@@ -26,6 +26,7 @@
 #include <string>
 
 #include "nn/module.h"
+#include "nn/norm/norm_options.h"
 
 namespace nl {
 
@@ -33,7 +34,9 @@ namespace nl {
 enum class NormImpl { Composite, Fused };
 /// "composite" / "fused".
 std::string norm_impl_name(NormImpl impl);
-/// Parses "composite" / "fused"; throws std::invalid_argument otherwise.
+/// Every implementation's name, {"fused", "composite"} (the CLI's --impl choices).
+const std::vector<std::string>& norm_impl_names();
+/// Parses one of norm_impl_names(); throws std::invalid_argument otherwise, listing them.
 NormImpl parse_norm_impl(const std::string& s);
 
 /// Options of the LayerNorm family; the named variants differ only in these flags.
@@ -46,10 +49,11 @@ struct LayerNormConfig {
   bool eps_inside = true;    ///< D = sqrt(var + eps) (torch) instead of std + eps (AdaNorm code)
   NormImpl impl = NormImpl::Fused;
 
-  /// The paper's variants: "layernorm" (affine), "layernorm-simple" (no gain/bias), "detachnorm"
-  /// (no gain/bias, mean and std detached), "detach-mean", "detach-variance" (std detached); the last
-  /// three have no gain/bias, like the released code's `nowb` path. Throws std::invalid_argument on
-  /// another name, listing the valid ones.
+  /// The flags of a LayerNorm-family member of the norm table (factory.h, layernorm_variant): "layernorm"
+  /// (affine), "layernorm-simple" (no gain/bias), "detachnorm" (no gain/bias, mean and std detached),
+  /// "detach-mean", "detach-variance" (std detached) — the last three without gain/bias, like the
+  /// released code's `nowb` path — and "adanorm" (LayerNorm-simple underneath). Throws
+  /// std::invalid_argument on another name, naming the family.
   static LayerNormConfig variant(const std::string& name);
   /// "biased, eps=1e-05 inside sqrt, fused" style summary.
   std::string str() const;
@@ -77,5 +81,12 @@ class LayerNorm : public Module {
  private:
   LayerNormConfig cfg_;
 };
+
+/// The family's estimator options of a norm-table entry ("impl", "eps", "unbiased", "eps_inside") applied
+/// to `c`; throws std::invalid_argument on a value of the wrong type or an unknown impl.
+LayerNormConfig with_estimator_options(LayerNormConfig c, const NormOptions& o);
+/// Norm-table factory of layernorm, layernorm-simple, detachnorm, detach-mean and detach-variance: the
+/// variant's LayerNormConfig with o's estimator options and "affine".
+std::shared_ptr<Module> make_layer_norm(int64_t d, const NormOptions& o);
 
 }  // namespace nl

@@ -61,12 +61,10 @@ Variable from_rows(const Variable& rows, const Rows& layout) {
   return permute(reshape(rows, {s[0], s[2], s[3], s[1]}), {0, 3, 1, 2});
 }
 
-Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int64_t& count, const std::string& who) {
+KeptRows keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, const std::string& who) {
   const int64_t R = layout.rows.size(0);
-  if (!pad_mask.defined()) {
-    count = R;
-    return Tensor::ones({R, 1}, dtype, layout.rows.device());
-  }
+  const Device dev = layout.rows.device();
+  if (!pad_mask.defined()) return {Tensor::ones({R, 1}, dtype, dev), Tensor::scalar((double)R, DType::Float64, dev), R};
   if (layout.image)
     throw std::invalid_argument(who + ": images " + shape_str(layout.shape) +
                                 " take no padding mask; pass an undefined mask");
@@ -76,16 +74,29 @@ Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int
                                 shape_str(want) + " (the input " + shape_str(layout.shape) +
                                 " without its feature dim; != 0 marks padding)");
   Tensor keep = eq(pad_mask.to(DType::Float64).contiguous(), Tensor::zeros(want, DType::Float64, pad_mask.device()));
-  keep = keep.to(dtype).reshape({R, 1});
-  count = (int64_t)(sum(keep.to(DType::Float64)).item() + 0.5);
-  if (count == 0)
-    throw std::invalid_argument(who + ": the padding mask pads every position, so there is no statistic to take; "
-                                      "drop all-padding batches before the model");
-  return keep;
+  KeptRows k{keep.to(dtype).reshape({R, 1}), sum(keep), -1};
+  if (k.count.device().is_cpu()) {  // free to read here; on a device the count stays there
+    k.host_count = (int64_t)(k.count.item() + 0.5);
+    if (k.host_count == 0)
+      throw std::invalid_argument(who + ": the padding mask pads every position, so there is no statistic to take; "
+                                        "drop all-padding batches before the model");
+  } else {
+    k.count = clamp_min(k.count, 1.0);  // an all-padding batch divides by 1 instead of 0
+  }
+  return k;
 }
 
-Variable kept_mean(const Variable& v, const Tensor& w, int64_t count) {
-  return affine(synced_sum(sum(mul(v, Variable(w)), {0}, /*keepdim=*/true)), 1.0 / (double)count, 0.0);
+KeptRows synced_rows(KeptRows k) {
+  if (!batch_stats_synced()) return k;
+  const int64_t local = k.host_count >= 0 ? k.host_count : (int64_t)(k.count.item() + 0.5);
+  k.host_count = synced_count(local);
+  k.count = Tensor::scalar((double)k.host_count, DType::Float64, k.count.device());
+  return k;
+}
+
+Variable kept_mean(const Variable& v, const KeptRows& k) {
+  const Tensor inv = reciprocal(k.count).to(v.dtype());
+  return mul(synced_sum(sum(mul(v, Variable(k.w)), {0}, /*keepdim=*/true)), Variable(inv));
 }
 
 }  // namespace nl

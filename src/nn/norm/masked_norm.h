@@ -92,15 +92,27 @@ Rows to_rows(const Variable& x, int64_t d, const std::string& who);
 /// The inverse of to_rows: [R, D] back to the input's layout.
 Variable from_rows(const Variable& rows, const Rows& layout);
 
-/// Per-row weights [R, 1] in `dtype`: 1 for a kept row, 0 for a padding row (all 1 when pad_mask is
-/// undefined). `count` receives the number of kept rows. Throws std::invalid_argument when the mask's
-/// shape is not the input's without its last dim, when the input is an image, or when every row is
-/// padding (naming the shapes and the fix).
-Tensor keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, int64_t& count, const std::string& who);
+/// The kept (non-padding) rows of a batch: per-row weights and their count, which stays on the rows'
+/// device (a training step never reads it back; docs/architecture.md).
+struct KeptRows {
+  Tensor w;               ///< [R, 1] in the input's dtype: 1 for a kept row, 0 for a padding row
+  Tensor count;           ///< 0-d float64 on the rows' device: the number of kept rows
+  int64_t host_count = -1;  ///< the same number when known without a device read (no mask, or on the cpu); else -1
+};
 
-/// Mean over the kept rows, per feature: sum_r w_r v_r / count, [R, D] -> [1, D] (differentiable).
-/// With synchronised batch statistics (stats_sync.h) the sum runs over every replica's rows, and
-/// `count` must then be the synced count (synced_count).
-Variable kept_mean(const Variable& v, const Tensor& w, int64_t count);
+/// The kept rows of `layout` (all of them when pad_mask is undefined). Throws std::invalid_argument when
+/// the mask's shape is not the input's without its last dim, when the input is an image, or — where the
+/// count is known without a device read (on the cpu) — when every row is padding (naming the shapes and
+/// the fix). On a device an all-padding batch is not detected here (its statistics divide by 1).
+KeptRows keep_weights(const Tensor& pad_mask, const Rows& layout, DType dtype, const std::string& who);
+
+/// `k` with its count summed over the replicas under synchronised batch statistics (stats_sync.h; a host
+/// collective, so the count is read once), else `k` itself. Training forwards only.
+KeptRows synced_rows(KeptRows k);
+
+/// Mean over the kept rows, per feature: sum_r w_r v_r / count, [R, D] -> [1, D] (differentiable; the
+/// divisor is 1/count rounded to v's dtype, as affine(x, 1/count) would take it). With synchronised batch
+/// statistics the sum runs over every replica's rows and `k` must be synced_rows'.
+Variable kept_mean(const Variable& v, const KeptRows& k);
 
 }  // namespace nl

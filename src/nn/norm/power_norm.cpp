@@ -52,13 +52,12 @@ PowerNormV::PowerNormV(int64_t d, PowerNormVConfig cfg, DType dtype) : MaskedNor
 Variable PowerNormV::forward_masked(const Variable& x, const Tensor& pad_mask) {
   const std::string who = "PowerNormV(" + std::to_string(dim) + ")";
   Rows r = to_rows(x, dim, who);
-  int64_t n = 0;
-  const Tensor w = keep_weights(pad_mask, r, x.dtype(), n, who);
+  KeptRows k = keep_weights(pad_mask, r, x.dtype(), who);
   Variable h = cfg_.layer_scale ? group_scale(r.rows, cfg_.layer_scale_groups) : r.rows;
   Variable y;
   if (is_training()) {
-    n = synced_count(n);  // --sync-batch-stats (stats_sync.h)
-    Variable psi2 = kept_mean(square(h), w, n);  // psi_B^2 [1, d], differentiable (Eq. 4)
+    k = synced_rows(std::move(k));  // --sync-batch-stats (stats_sync.h)
+    Variable psi2 = kept_mean(square(h), k);  // psi_B^2 [1, d], differentiable (Eq. 4)
     y = div(h, sqrt(affine(psi2, 1.0, cfg_.eps)));
     if (has_batch_stats_hooks()) run_batch_stats_hooks({Variable(), psi2, Tensor(), buffer("running_phi").clone()});
     NoGradGuard ng;
@@ -99,25 +98,33 @@ void PowerNorm::apply_E(const Tensor& next_E) {
   buffer("ema_gz").copy_(next_E);
 }
 
+int64_t PowerNorm::next_iter() {
+  Tensor iters = buffer("iters");
+  if (iters_storage_.lock() != iters.storage() || iters.version() != iters_version_)
+    iters_host_ = (int64_t)iters.item();  // loaded, moved or written elsewhere: read it once
+  binary_into(BinaryOp::Add, iters, iters, Tensor::scalar(1, DType::Int64, iters.device()));
+  iters_storage_ = iters.storage();
+  iters_version_ = iters.version();
+  return ++iters_host_;
+}
+
 Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
   const std::string who = "PowerNorm(" + std::to_string(dim) + ")";
   Rows r = to_rows(x, dim, who);
-  int64_t n = 0;
-  const Tensor w = keep_weights(pad_mask, r, x.dtype(), n, who);
+  KeptRows k = keep_weights(pad_mask, r, x.dtype(), who);
   // An E left pending by a backward pass that threw after this module's node ran (its callbacks were
   // dropped) is applied now, as the released code would have updated E in place.
   if (e_update_->next_E.defined()) apply_E(std::exchange(e_update_->next_E, Tensor()));
   Variable h = cfg_.layer_scale ? group_scale(r.rows, cfg_.layer_scale_groups) : r.rows;  // step 1
   if (!is_training()) return from_rows(apply_affine(eval_scale(h, buffer("running_phi"), cfg_.eps), weight, bias), r);
 
-  Tensor iters = buffer("iters"), phi = buffer("running_phi");
-  const int64_t it = (int64_t)iters.item() + 1;
-  iters.fill_((double)it);
+  Tensor phi = buffer("running_phi");
+  const int64_t it = next_iter();
   Tensor psi2, fwd_scale, bwd_scale;
   {
     NoGradGuard ng;
-    n = synced_count(n);  // --sync-batch-stats (stats_sync.h); off by default: the released code never syncs
-    psi2 = kept_mean(square(Variable(h.data())), w, n).data().reshape({dim});  // step 2
+    k = synced_rows(std::move(k));  // --sync-batch-stats (stats_sync.h); off by default: the released code never syncs
+    psi2 = kept_mean(square(Variable(h.data())), k).data().reshape({dim});  // step 2
     if (has_batch_stats_hooks())  // no gradient flows through PN's statistics
       run_batch_stats_hooks({Variable(), Variable(psi2.reshape({1, dim})), Tensor(), phi.clone()});
     const Tensor batch_scale = sqrt(affine(psi2, 1.0, cfg_.eps));
@@ -138,6 +145,37 @@ std::string PowerNorm::extra_repr() const {
     << ", bwd_scale=" << (cfg_.bwd_scale_batch ? "batch" : "running");
   if (cfg_.layer_scale) o << ", layer_scale_groups=" << cfg_.layer_scale_groups;
   return o.str();
+}
+
+namespace {
+// The options PN-V and PN share (eps, affine, alpha_fwd, layer_scale, layer_scale_groups) on config C.
+template <typename C>
+C power_config(const NormOptions& o) {
+  C c = o.with_common(C{});
+  c.alpha_fwd = o.get<double>("alpha_fwd", c.alpha_fwd);
+  c.layer_scale = o.get<bool>("layer_scale", c.layer_scale);
+  c.layer_scale_groups = o.get<int64_t>("layer_scale_groups", c.layer_scale_groups);
+  return c;
+}
+}  // namespace
+
+std::shared_ptr<Module> make_power_norm_v(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  return std::make_shared<PowerNormV>(d, power_config<PowerNormVConfig>(o), dtype);
+}
+
+std::shared_ptr<Module> make_power_norm(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  PowerNormConfig c = power_config<PowerNormConfig>(o);
+  c.alpha_bwd = o.get<double>("alpha_bwd", c.alpha_bwd);
+  c.warmup_iters = o.get<int64_t>("warmup_iters", c.warmup_iters);
+  c.warmup_double_update = o.get<bool>("warmup_double_update", c.warmup_double_update);
+  const std::string bs = o.get<std::string>("bwd_scale", "batch");
+  if (bs != "batch" && bs != "running")
+    throw std::invalid_argument("make_norm(powernorm): bwd_scale must be 'batch' (released code: dL/dx / psi_B) or "
+                                "'running' (paper Eq. 12: dL/dx / psi_{t-1}), got '" + bs + "'");
+  c.bwd_scale_batch = bs == "batch";
+  return std::make_shared<PowerNorm>(d, c, dtype);
 }
 
 }  // namespace nl

@@ -35,6 +35,7 @@
 // MaskSyncBatchNorm: need_sync = False) never syncs: each GPU used its own batch statistics. PN's ema_gz
 // stays local in either case.
 #include "nn/norm/masked_norm.h"
+#include "nn/norm/norm_options.h"
 
 namespace nl {
 
@@ -95,8 +96,22 @@ class PowerNorm : public MaskedNorm {
   /// Writes a new E into the ema_gz buffer (in place: the version counter is bumped).
   void apply_E(const Tensor& next_E);
 
+  /// The next iteration number: the iters buffer + 1, incremented on the buffer's device and mirrored on
+  /// the host (the warmup's branches need it), so a training step never reads the buffer back; it is read
+  /// once when the buffer was replaced or written by someone else (load_state_dict, to(device)).
+  int64_t next_iter();
+
   PowerNormConfig cfg_;
   std::shared_ptr<PowerNormEUpdate> e_update_;  ///< shared with this module's nodes (power_norm_fused)
+  int64_t iters_host_ = 0;              ///< the iters buffer's value as of the last next_iter()
+  std::weak_ptr<Storage> iters_storage_;  ///< its storage then
+  uint64_t iters_version_ = 0;           ///< and that storage's version then
 };
+
+/// Norm-table factory of "powernorm-v": o's "eps", "affine", "alpha_fwd", "layer_scale", "layer_scale_groups".
+std::shared_ptr<Module> make_power_norm_v(int64_t d, const NormOptions& o);
+/// Norm-table factory of "powernorm": o's "eps", "affine", "alpha_fwd", "alpha_bwd", "warmup_iters",
+/// "warmup_double_update", "bwd_scale" ("batch" | "running"), "layer_scale", "layer_scale_groups".
+std::shared_ptr<Module> make_power_norm(int64_t d, const NormOptions& o);
 
 }  // namespace nl

@@ -33,4 +33,11 @@ std::string RMSNorm::extra_repr() const {
   return o.str();
 }
 
+std::shared_ptr<Module> make_rms_norm(int64_t d, const NormOptions& o) {
+  const DType dtype = o.dtype();
+  RMSNormConfig c = o.with_common(RMSNormConfig{});
+  c.bias = o.get<bool>("bias", false);
+  return std::make_shared<RMSNorm>(d, c, dtype);
+}
+
 }  // namespace nl

@@ -10,6 +10,7 @@
 // The same function without gain is PowerNorm's GroupScaling1D "layer scale" with G groups
 // (seed-code §2.1: x / sqrt(mean over the group of x^2 + 1e-5), per token) — see group_scale().
 #include "nn/norm/masked_norm.h"
+#include "nn/norm/norm_options.h"
 
 namespace nl {
 
@@ -38,5 +39,8 @@ class RMSNorm : public Module {
 /// groups of each row divided by sqrt(mean over the group of x^2 + eps); no affine; applied to every row,
 /// pads included. Throws std::invalid_argument unless G divides D.
 Variable group_scale(const Variable& rows, int64_t groups, double eps = 1e-5);
+
+/// Norm-table factory of "rmsnorm": o's "eps", "affine" and "bias" (false).
+std::shared_ptr<Module> make_rms_norm(int64_t d, const NormOptions& o);
 
 }  // namespace nl

@@ -72,6 +72,14 @@ void require_variant(const std::string& v) {
   throw std::invalid_argument("unknown norm '" + v + "' (valid: " + list + ")");
 }
 
+namespace {
+// The family flags of variant v (norm table, factory.h); throws require_variant's error for another name.
+const LayerNormVariant& flags_of(const std::string& v) {
+  require_variant(v);
+  return layernorm_variant(v);
+}
+}  // namespace
+
 std::vector<double> adanorm_factor(const std::vector<double>& y, double C, double k) {
   std::vector<double> phi(y.size());
   for (size_t i = 0; i < y.size(); ++i) phi[i] = C * (1.0 - k * y[i]);
@@ -84,10 +92,9 @@ struct Terms {
   bool mean_term, std_term, identity_only;
 };
 Terms terms_of(const std::string& v) {
-  require_variant(v);
-  if (v == "none") return {false, false, true};
-  const bool simple = v == "layernorm" || v == "layernorm-simple" || v == "adanorm";
-  return {simple || v == "detach-variance", simple || v == "detach-mean", false};
+  const LayerNormVariant& f = flags_of(v);
+  if (f.identity) return {false, false, true};
+  return {!f.detach_mean, !f.detach_std, false};
 }
 }  // namespace
 
@@ -111,7 +118,7 @@ Matrix estimator_jacobian(const std::string& variant, const std::vector<double>&
       if (t.std_term) v -= (x[i] - f.mu) * (x[j] - f.mu) / (n * tt * f.D * f.D);
       J.at(i, j) = v;
     }
-  if (variant == "adanorm") {
+  if (flags_of(variant).adaptive) {
     const std::vector<double> phi = adanorm_factor(f.y, C, k);
     for (int64_t i = 0; i < H; ++i)
       for (int64_t j = 0; j < H; ++j) J.at(i, j) *= phi[(size_t)i];
@@ -139,7 +146,7 @@ Matrix paper_jacobian(const std::string& variant, const std::vector<double>& x, 
       if (t.mean_term) w -= 1.0 / (double)H;                          // - 1 1^T / H
       W.at(i, j) = w / f.sigma;
     }
-  if (variant == "adanorm") {  // dz/dx = diag(phi) W1
+  if (flags_of(variant).adaptive) {  // dz/dx = diag(phi) W1
     const std::vector<double> phi = adanorm_factor(y, C, k);
     for (int64_t i = 0; i < H; ++i)
       for (int64_t j = 0; j < H; ++j) W.at(i, j) *= phi[(size_t)i];
@@ -150,26 +157,26 @@ Matrix paper_jacobian(const std::string& variant, const std::vector<double>& x, 
 const char* relation_str(Relation r) { return r == Relation::Equal ? "=" : "<="; }
 
 Prediction theorem1_prediction(const std::string& v, const Moments& g, double scale) {
-  require_variant(v);
+  const LayerNormVariant& f = flags_of(v);
   if (!(scale > 0)) throw std::invalid_argument("theorem1_prediction: scale must be positive");
   const double m = g.mean / scale, d = g.var / (scale * scale);
   using R = Relation;
-  if (v == "none")
+  if (f.identity)
     return {g.mean, g.var, R::Equal, R::Equal, "no normalisation: dL/dx = g (identity)", "identity: mean unchanged",
             "identity: variance unchanged"};
-  if (v == "detachnorm")
+  if (f.detach_mean && f.detach_std)
     return {m, d, R::Equal, R::Equal, "DetachNorm: a = g/sigma, Eq. 5-7",
             "DetachNorm, Eq. 7: mean only divided by sigma (not re-centred)",
             "DetachNorm, Eq. 7: variance only divided by sigma^2 (the reference D_a)"};
-  if (v == "detach-mean")
+  if (f.detach_mean)
     return {m, d, R::Equal, R::AtMost, "Theorem 1 (2): detach-mean, Eq. 16 and 18",
             "Theorem 1 (2), Eq. 16: without the mean's gradient, no re-centring",
             "Theorem 1 (2), Eq. 18: the std's gradient re-scales (variance at most D_a)"};
-  if (v == "detach-variance")
+  if (f.detach_std)
     return {0, d, R::Equal, R::Equal, "Theorem 1 (3): detach-variance, Eq. 21 and 23",
             "Theorem 1 (3), Eq. 21: the mean's gradient re-centres",
             "Theorem 1 (3), Eq. 23: without the std's gradient, no re-scaling (variance = D_a)"};
-  if (v == "adanorm")
+  if (f.adaptive)
     return {0, d, R::Equal, R::AtMost, "Theorem 1 (1) applied to g' = C(1-ky)*g (AdaNorm's factor is detached)",
             "Theorem 1 (1), Eq. 10, for g': re-centred", "Theorem 1 (1), Eq. 13, for g': re-scaled (at most D_g'/sigma^2)"};
   return {0, d, R::Equal, R::AtMost, "Theorem 1 (1): LayerNorm-simple, Eq. 10 and 13",
@@ -184,14 +191,14 @@ bool relation_holds(Relation rel, double measured, double predicted, double ref,
 
 Theorem1Check check_theorem1(const std::string& variant, const std::vector<double>& x, const std::vector<double>& g,
                              const std::vector<double>& b, const Estimator& est, double C, double k) {
-  require_variant(variant);
+  const LayerNormVariant& fl = flags_of(variant);
   if (g.size() != x.size() || b.size() != x.size())
     throw std::invalid_argument("check_theorem1: x, g and dL/dx must have the same size");
   const Forward f = forward_stats(x, est);
   Theorem1Check c;
   c.sigma = f.D;
-  c.pred_scale = variant == "none" ? 1.0 : f.D;
-  if (variant == "adanorm") {
+  c.pred_scale = fl.identity ? 1.0 : f.D;
+  if (fl.adaptive) {
     const std::vector<double> phi = adanorm_factor(f.y, C, k);
     std::vector<double> gp(g.size());
     for (size_t i = 0; i < g.size(); ++i) gp[i] = phi[i] * g[i];

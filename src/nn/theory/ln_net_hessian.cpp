@@ -4,18 +4,19 @@
 #include <stdexcept>
 
 #include "autograd/tape.h"
+#include "nn/norm/factory.h"
 #include "nn/theory/ln_hessian.h"
 
 namespace nl::lntheory {
 namespace {
 // G of the network's norm (1 for layernorm), 0 for "none"; throws for a norm without a closed form.
 int64_t closed_form_groups(const LnNetConfig& c) {
-  if (c.norm == "none") return 0;
-  if (c.norm == "layernorm") return 1;
-  if (c.norm == "lng" || c.norm == "ln-g" || c.norm == "groupnorm")
+  const nl::NormDescriptor& d = nl::norm_descriptor(c.norm);
+  if (d.family && d.family->identity) return 0;
+  if (d.grouped_ln)
     return c.norm_opts.is_object() && c.norm_opts.contains("groups") ? c.norm_opts.at("groups").get<int64_t>() : 1;
-  throw std::invalid_argument("ln_net_hessian: the closed form of H covers --norm none, layernorm, lng and groupnorm "
-                              "(LN per group on features), not '" + c.norm + "'");
+  throw std::invalid_argument("ln_net_hessian: the closed form of H covers --norm none and the norms that are "
+                              "LayerNorm per feature group (layernorm, lng, groupnorm), not '" + c.norm + "'");
 }
 
 std::vector<double> gain_of(const Module& norm) {

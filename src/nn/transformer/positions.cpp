@@ -13,19 +13,16 @@ Tensor make_positions(const Tensor& tokens, int64_t padding_idx) {
                                 (tokens.defined() ? dtype_name(tokens.dtype()) + " " + shape_str(tokens.shape())
                                                   : std::string("undefined")));
   const int64_t B = tokens.size(0), T = tokens.size(1);
-  Tensor tok = tokens.to(Device::cpu()).contiguous();  // counted on the host, returned on tokens' device
-  Tensor pos = Tensor::empty({B, T}, DType::Int64);
-  const int64_t* t = tok.data<int64_t>();
-  int64_t* p = pos.data<int64_t>();
-  for (int64_t b = 0; b < B; ++b) {
-    int64_t count = 0;
-    for (int64_t i = 0; i < T; ++i) {
-      const bool pad = t[b * T + i] == padding_idx;
-      if (!pad) ++count;
-      p[b * T + i] = pad ? padding_idx : padding_idx + count;
-    }
-  }
-  return pos.to(tokens.device());
+  // Where the tokens are (no host round trip): count[b, i] = number of non-pad tokens in [0, i], an
+  // inclusive prefix sum done in log2(T) shifted adds (Hillis & Steele 1986) on int64; then
+  // pos = padding_idx + count on non-pad tokens and padding_idx on pads.
+  const Device dev = tokens.device();
+  const Tensor pad = Tensor::scalar((double)padding_idx, DType::Int64, dev);
+  const Tensor keep = ne(tokens, pad);  // 1 / 0, int64
+  Tensor count = keep;
+  for (int64_t k = 1; k < T; k *= 2)
+    count = add(count, cat(std::vector<Tensor>{Tensor::zeros({B, k}, DType::Int64, dev), count.slice(1, 0, T - k)}, 1));
+  return add(mul(count, keep), pad);
 }
 
 Tensor sinusoidal_table(int64_t n, int64_t dim, int64_t padding_idx) {

@@ -89,10 +89,13 @@ Variable RelMultiheadAttention::forward(const Variable& h, const Variable& mem, 
   Variable ac = matmul(q + reshape(u, {1, n_heads, 1, d_head}), transpose(k, 2, 3));  // [B, H, T, K]
   Variable bd = rel_shift(matmul(q + reshape(v, {1, n_heads, 1, d_head}), r));      // [B, H, T, K]
   Variable scores = (ac + bd) * (1.0 / std::sqrt((double)d_head));
-  std::vector<double> blocked((size_t)(T * K));
-  for (int64_t i = 0; i < T; ++i)
-    for (int64_t j = 0; j < K; ++j) blocked[(size_t)(i * K + j)] = j > i + M ? 1.0 : 0.0;
-  scores = masked_fill(scores, Tensor::from_vector(blocked, {1, 1, T, K}).to(scores.device()), -1e9);
+  const Tensor& blocked = causal_mask_.get(std::to_string(T) + "x" + std::to_string(K), scores.device(), [&] {
+    std::vector<double> b((size_t)(T * K));
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < K; ++j) b[(size_t)(i * K + j)] = j > i + M ? 1.0 : 0.0;
+    return Tensor::from_vector(b, {1, 1, T, K});
+  });
+  scores = masked_fill(scores, blocked, -1e9);
   Variable p = dropout(softmax(scores, -1), dropatt, is_training());
   Variable out = matmul(p, val);  // [B, H, T, dh]
   return (*o_net)(reshape(transpose(out, 1, 2), {B, T, n_heads * d_head}));

@@ -6,6 +6,7 @@
 //   A_ij = (q_i + u) . k_j  +  (q_i + v) . W_r R_{M+i-j}                       (Dai et al. Eq. in 3.3)
 // where R_d is the sinusoidal embedding of the distance d and u, v are the learned biases (shared by
 // all layers, as the code's default untie_r = False). Keys j > M + i are masked (causal).
+#include "nn/cached_constant.h"
 #include "nn/linear.h"
 
 namespace nl {
@@ -39,6 +40,9 @@ class RelMultiheadAttention : public Module {
   std::shared_ptr<Linear> q_net, kv_net, r_net, o_net;
   int64_t d_model, n_heads, d_head;
   double dropatt;
+
+ private:
+  CachedConstant causal_mask_;  ///< [1, 1, T, K]: 1 where key j > i + M is blocked, kept on the device
 };
 
 }  // namespace nl

@@ -116,7 +116,9 @@ XLOutput XLModel::forward(const Tensor& tokens, const std::vector<Tensor>& memor
   const bool train = is_training();
   const DType dt = embed_tokens->weight.dtype();
   Variable x = dropout((*embed_tokens)(tokens) * std::sqrt((double)D), cfg_.base.dropout, train);
-  Variable pos = dropout(Variable(xl_relative_positions(M + T, D, dt).to(tokens.device())), cfg_.base.dropout, train);
+  const Tensor& table = positions_.get(std::to_string(M + T) + "x" + std::to_string(D) + dtype_name(dt), tokens.device(),
+                                       [&] { return xl_relative_positions(M + T, D, dt); });
+  Variable pos = dropout(Variable(table), cfg_.base.dropout, train);
   XLOutput out;
   for (int64_t l = 0; l < L; ++l) {
     Variable mem = memory.empty() ? Variable() : Variable(memory[(size_t)l]);

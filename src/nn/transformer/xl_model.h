@@ -79,6 +79,7 @@ class XLModel : public Module {
 
  private:
   XLConfig cfg_;
+  CachedConstant positions_;  ///< xl_relative_positions(M + T, D) on the device
 };
 
 }  // namespace nl

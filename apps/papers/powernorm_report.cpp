@@ -1,4 +1,4 @@
-#include "report/powernorm_report.h"
+#include "papers/powernorm_report.h"
 
 #include "engine/trainer.h"
 
@@ -6,8 +6,10 @@
 #include <map>
 #include <sstream>
 
+#include "nn/norm/factory.h"
 #include "probes/probe_common.h"
 #include "report/markdown_table.h"
+#include "report/paper_numbers.h"
 #include "report/plot_svg.h"
 
 namespace nlapp {
@@ -29,19 +31,8 @@ std::string powernorm_row_label(const std::string& v) {
 }
 
 PaperNumber powernorm_paper(const std::string& column, const std::string& v) {
-  // Shen et al. 2020, Table 1 (BLEU: IWSLT14 De-En, WMT14 En-De) and Table 2 (test PPL: PTB, WikiText-103),
-  // the Pre-Norm Transformer / Tensor-Transformer 1core rows, read from the paper's text
-  // (../shared/seeds/shen2020-powernorm.txt): all verified.
-  static const std::map<std::string, std::map<std::string, PaperNumber>> t = {
-      {"iwslt14", {{"layernorm", {35.5, 'V'}}, {"batchnorm", {34.4, 'V'}}, {"powernorm-v", {35.5, 'V'}}, {"powernorm", {35.9, 'V'}}}},
-      {"wmt14", {{"layernorm", {29.5, 'V'}}, {"batchnorm", {28.1, 'V'}}, {"powernorm-v", {28.5, 'V'}}, {"powernorm", {30.1, 'V'}}}},
-      {"ptb", {{"layernorm", {53.2, 'V'}}, {"batchnorm", {60.7, 'V'}}, {"powernorm-v", {55.3, 'V'}}, {"powernorm", {47.6, 'V'}}}},
-      {"wt103", {{"layernorm", {20.9, 'V'}}, {"batchnorm", {27.2, 'V'}}, {"powernorm-v", {21.3, 'V'}}, {"powernorm", {17.9, 'V'}}}},
-  };
-  auto a = t.find(column);
-  if (a != t.end())
-    if (auto b = a->second.find(v); b != a->second.end()) return b->second;
-  return {std::nan(""), 0};
+  const PaperValue* p = find_paper_value("shen2020", column, v);
+  return p ? PaperNumber{p->value, p->status} : PaperNumber{std::nan(""), 0};
 }
 
 std::string powernorm_paper_text(const PaperNumber& p) {
@@ -81,7 +72,6 @@ PaperCell ours_cell(const std::vector<RunRecord>& records, const std::string& co
     bool match = true;
     for (const auto& [k, x] : extra.items()) match = match && t.contains(k) && t[k] == x;
     if (!match) continue;
-    if (r.status == RunStatus::NotBuilt) c.status = "not built";
     if (r.status == RunStatus::Pending) ++pending;
     if (r.status == RunStatus::Failed) ++failed;
     if (r.status == RunStatus::Diverged) ++c.diverged;
@@ -119,14 +109,15 @@ std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablatio
   std::vector<std::pair<int64_t, int64_t>> sizes;
   for (const auto& b : powernorm_ablation_batches())
     if ((b.first == 4096 && table1) || ablation) sizes.push_back(b);
-  // Whether the lm task (another branch) knows --bn-released; without it its batchnorm is plain masked BN.
+  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it, where the
+  // task has the setting (the lm task has none: its BatchNorm is the plain masked one).
   auto lm = registry_task_factory()("lm");
   const bool lm_released = lm && task_schema(*lm).find("bn_released");
   for (int seed = 1; seed <= seeds; ++seed) {
     for (const auto& [tokens, uf] : sizes)
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}, {"data", data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
-        if (v == "batchnorm") o["bn_released"] = true;
+        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
         runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
                         {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}},
                         RegistryKey{"powernorm", "mt-tok" + std::to_string(tokens), v, seed}});
@@ -134,7 +125,7 @@ std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablatio
     if (table2)
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}};
-        if (v == "batchnorm" && lm_released) o["bn_released"] = true;
+        if (lm_released && nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
         runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
                         RegistryKey{"powernorm", "lm-ptb", v, seed}});
       }

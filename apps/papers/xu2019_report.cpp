@@ -1,4 +1,4 @@
-#include "report/xu2019_report.h"
+#include "papers/xu2019_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +8,8 @@
 
 #include "nn/norm/factory.h"
 #include "report/markdown_table.h"
+#include "report/paper_numbers.h"
 #include "report/plot_svg.h"
-#include "tasks/cls/cls_task.h"
-#include "tasks/mnist.h"
-#include "tasks/mt/mt_task.h"
-#include "tasks/parse/parse_task.h"
 
 namespace nlapp {
 using json = nlohmann::json;
@@ -61,24 +58,11 @@ std::vector<ExperimentRun> xu2019_runs(std::vector<XuColumn>& cols, const std::v
 
 std::vector<std::string> xu2019_task_keys() { return {"mt", "lm", "rt", "sst5", "mnist", "parse"}; }
 
-double xu2019_paper(const std::string& column, const std::string& v) {
-  if (column == "en-de" || column == "de-en" || column == "en-vi") return paper_mt_bleu(v, column);
-  if (column == "rt" || column == "sst5") return paper_cls_accuracy(v, column);
-  if (column == "mnist") return paper_mnist_accuracy(v);
-  if (column == "ptb") return paper_parse_uas(v);
-  if (column == "enwiki8") {
-    // Tables 1-4, Enwiki8 BPC (the lm task is written on another branch; its numbers live here).
-    static const std::map<std::string, double> t = {{"none", 1.04},        {"layernorm", 1.07},       {"layernorm-simple", 1.07},
-                                                    {"detachnorm", 1.12},  {"detach-mean", 1.07},     {"detach-variance", 1.10},
-                                                    {"adanorm", 1.07}};
-    auto it = t.find(v);
-    return it == t.end() ? std::nan("") : it->second;
-  }
-  return std::nan("");
-}
+double xu2019_paper(const std::string& column, const std::string& v) { return paper_number("xu2019", column, v); }
 
 bool xu2019_paper_diverged(const std::string& column, const std::string& v) {
-  return column == "en-de" && (v == "none" || v == "detachnorm" || v == "detach-variance");
+  const PaperValue* p = find_paper_value("xu2019", column, v);
+  return p && p->diverged;
 }
 
 std::string xu2019_row_label(const std::string& v) {
@@ -179,7 +163,6 @@ PaperCell cell(const XuColumn& col, const std::string& v, const std::vector<RunR
   int pending = 0, failed = 0, not_run = 0;
   for (const auto& r : records) {
     if (r.run.tags.value("column", "") != col.key || r.run.tags.value("variant", "") != v) continue;
-    if (r.status == RunStatus::NotBuilt) c.status = "not built";
     if (r.status == RunStatus::Pending) ++pending;
     if (r.status == RunStatus::Failed) ++failed;
     if (r.status == RunStatus::NotRun) ++not_run;

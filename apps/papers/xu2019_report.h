@@ -71,8 +71,8 @@ const std::vector<XuTable>& xu2019_tables();
 std::vector<std::string> xu2019_variants();
 
 /// Rows of `table` from records tagged {"column": XuColumn::key, "variant": norm, "seed": n}: ours
-/// from the records' test metric, the paper's numbers, "not run" for columns without a key, "not built"
-/// when the task is not in this binary, "pending" before any seed finished.
+/// from the records' test metric, the paper's numbers, "not run" for columns without a key, "pending"
+/// before any seed finished.
 std::vector<PaperRow> xu2019_rows(const XuTable& table, const std::vector<XuColumn>& columns,
                                   const std::vector<RunRecord>& records);
 
