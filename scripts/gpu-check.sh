@@ -34,6 +34,7 @@ while [ $# -gt 0 ]; do
     --updates) UPDATES=$2; shift 2 ;;
     --tol) TOL=$2; shift 2 ;;
     --prepare) PREPARE=1; shift ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
 done
