@@ -19,6 +19,16 @@ void set_affine(Module& m, const std::vector<double>& w, const std::vector<doubl
 
 // A [2, 3, 4] batch whose second sequence has two padding tokens, and its mask.
 Tensor padded_mask() { return f64({0, 0, 0, 0, 1, 1}, {2, 3}); }
+// LayerScaling1D of MaskSyncBatchNorm by hand: each of R rows of D values over sqrt(mean(x^2) + 1e-5).
+std::vector<double> layer_scaled(const std::vector<double>& xv, int R, int D) {
+  std::vector<double> ls(xv.size());
+  for (int r = 0; r < R; ++r) {
+    double ms = 0;
+    for (int c = 0; c < D; ++c) ms += xv[r * D + c] * xv[r * D + c] / D;
+    for (int c = 0; c < D; ++c) ls[r * D + c] = xv[r * D + c] / std::sqrt(ms + 1e-5);
+  }
+  return ls;
+}
 
 // The rows of x [B, T, D] where mask == 0, as [n, D].
 Tensor kept_rows(const Tensor& x, const Tensor& mask) {
@@ -129,12 +139,7 @@ TEST_CASE("batchnorm released: layer scaling, pads filled with the mean, momentu
   // Hand computation.
   auto xv = vals(x), mv = vals(mask);
   const int R = 6, D = 4, n = 4;
-  std::vector<double> ls(xv.size());
-  for (int r = 0; r < R; ++r) {
-    double ms = 0;
-    for (int c = 0; c < D; ++c) ms += xv[r * D + c] * xv[r * D + c] / D;
-    for (int c = 0; c < D; ++c) ls[r * D + c] = xv[r * D + c] / std::sqrt(ms + 1e-5);
-  }
+  const std::vector<double> ls = layer_scaled(xv, R, D);
   const std::vector<double> w{1, 2, 3, 4}, b{0.5, -0.5, 1.5, -1.5};
   for (int c = 0; c < D; ++c) {
     double mu = 0, ss = 0;
@@ -162,12 +167,7 @@ TEST_CASE("batchnorm sync reading in eval: pad rows are the kept mean before the
   auto yv = vals(bn->forward(Variable(x), mask).data());
   auto xv = vals(x), mv = vals(mask), rm = vals(bn->buffer("running_mean")), rv = vals(bn->buffer("running_var"));
   const int R = 6, D = 4, n = 4;
-  std::vector<double> ls(xv.size());
-  for (int r = 0; r < R; ++r) {
-    double ms = 0;
-    for (int c = 0; c < D; ++c) ms += xv[r * D + c] * xv[r * D + c] / D;
-    for (int c = 0; c < D; ++c) ls[r * D + c] = xv[r * D + c] / std::sqrt(ms + 1e-5);
-  }
+  const std::vector<double> ls = layer_scaled(xv, R, D);
   const std::vector<double> w{1, 2, 3, 4}, b{0.5, -0.5, 1.5, -1.5};
   for (int c = 0; c < D; ++c) {
     double mu = 0;
