@@ -31,9 +31,8 @@ json norm_options(const json& settings, const std::string& name) {
   json o = json::object();
   for (const char* k : {"impl", "C", "groups"})
     if (nl::norm_accepts_option(name, k) && settings.contains(k)) o[k] = settings[k];
-  // --bn-released (Transformer tasks) selects batchnorm's "released" reading.
-  if (nl::norm_accepts_option(name, "released") && settings.contains("bn_released"))
-    o["released"] = settings["bn_released"];
+  // --bn-reading (Transformer tasks) selects what batchnorm computes (paper, or a released class).
+  if (nl::norm_accepts_option(name, "reading") && settings.contains("bn_reading")) o["reading"] = settings["bn_reading"];
   return o;
 }
 

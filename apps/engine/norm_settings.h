@@ -20,7 +20,7 @@ std::vector<OptionSpec> norm_settings(const std::string& default_norm, double de
 bool pytorch_twin_has_norm(const std::string& name);
 
 /// make_norm options for settings["norm"]: {"impl": ...} plus "C" and "groups" when the norm takes them
-/// and the settings have them, and "released" = settings["bn_released"] for batchnorm when present.
+/// and the settings have them, and "reading" = settings["bn_reading"] for batchnorm when present.
 nlohmann::json norm_options(const nlohmann::json& settings);
 
 /// make_norm options for norm `name` (not necessarily settings["norm"], e.g. a Transformer's

@@ -109,15 +109,15 @@ std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablatio
   std::vector<std::pair<int64_t, int64_t>> sizes;
   for (const auto& b : powernorm_ablation_batches())
     if ((b.first == 4096 && table1) || ablation) sizes.push_back(b);
-  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-released, for the norms that read it, where the
-  // task has the setting (the lm task has none: its BatchNorm is the plain masked one).
+  // BatchNorm runs as released (MaskSyncBatchNorm): --bn-reading sync, for the norms that read it, where
+  // the task has the setting (the lm task has none: its BatchNorm is the plain masked one).
   auto lm = registry_task_factory()("lm");
-  const bool lm_released = lm && task_schema(*lm).find("bn_released");
+  const bool lm_released = lm && task_schema(*lm).find("bn_reading");
   for (int seed = 1; seed <= seeds; ++seed) {
     for (const auto& [tokens, uf] : sizes)
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}, {"data", data_bin + "/multi30k"}, {"max_tokens", tokens}, {"update_freq", uf}};
-        if (nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
+        if (nl::norm_accepts_option(v, "reading")) o["bn_reading"] = "sync";
         runs.push_back({"mt-tok" + std::to_string(tokens) + "/" + v + "-seed" + std::to_string(seed), "mt", "multi30k", o,
                         {{"column", "mt"}, {"variant", v}, {"seed", seed}, {"max_tokens", tokens}},
                         RegistryKey{"powernorm", "mt-tok" + std::to_string(tokens), v, seed}});
@@ -125,7 +125,7 @@ std::vector<ExperimentRun> powernorm_runs(bool table1, bool table2, bool ablatio
     if (table2)
       for (const auto& v : powernorm_variants()) {
         json o = {{"norm", v}, {"seed", seed}};
-        if (lm_released && nl::norm_accepts_option(v, "released")) o["bn_released"] = true;
+        if (lm_released && nl::norm_accepts_option(v, "reading")) o["bn_reading"] = "sync";
         runs.push_back({"lm-ptb/" + v + "-seed" + std::to_string(seed), "lm", "ptb", o, {{"column", "lm"}, {"variant", v}, {"seed", seed}},
                         RegistryKey{"powernorm", "lm-ptb", v, seed}});
       }
@@ -225,7 +225,7 @@ std::string format_powernorm_report(const std::vector<RunRecord>& records, const
      << "Reading that ran: the released code's (sIncerass/powernorm). PN: forward with the running ψ after "
      << "warmup_iters = --warmup-updates (with the warm-up double running update), approximate backward with dx "
      << "divided by the batch ψ_B, GroupScaling (groups = heads) before it; BN: the released MaskSyncBatchNorm "
-     << "(`--bn-released`: layer scaling, pads filled with the channel mean, momentum 0.05); batch-statistic norms "
+     << "(`--bn-reading sync`: layer scaling, pads filled with the channel mean, momentum 0.05); batch-statistic norms "
      << "in the encoder only, the decoder keeps LayerNorm (the mt task's rule, as the code). Paper numbers: "
      << "Tables 1-2 of the paper ([V]: read from its text); n/a = no number in the paper. Each cell: ours, mean ± std over "
      << "seeds, then the paper's.\n\n";

@@ -53,9 +53,11 @@ std::vector<OptionSpec> transformer_settings() {
                     "Norm of the decoder's slots; auto: --norm's value, except that a batch-statistic --norm "
                     "(batchnorm, powernorm-v, powernorm) goes to the encoder only and the decoder gets layernorm, "
                     "as the released PowerNorm code runs (seed-code.md 2.8)"),
-      option("bn_released", OptKind::Bool, false,
-             "batchnorm slots run the released PowerNorm code's 'batch' baseline, MaskSyncBatchNorm (layer scaling, pads "
-             "filled with the channel mean, momentum 0.05; seed-code.md 2.9) instead of plain masked BatchNorm"),
+      choice_option("bn_reading", "paper", {"paper", "sync", "mask"},
+                    "What batchnorm slots compute: paper (masked BatchNorm as Shen et al. describe it), sync (the "
+                    "released PowerNorm code's 'batch' baseline MaskSyncBatchNorm: layer scaling, pads filled with the "
+                    "channel mean, momentum 0.05) or mask (the released MaskBatchNorm: eps as a clamp, batch statistics "
+                    "in eval); seed-code.md 2.9"),
       option("allow_decoder_batch_stats", OptKind::Bool, false,
              "Allow a batch-statistic decoder norm (its statistics leak future target tokens in training)"),
       option("learned_pos", OptKind::Bool, false, "Learned instead of sinusoidal positions"),

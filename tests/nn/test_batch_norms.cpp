@@ -150,6 +150,66 @@ TEST_CASE("batchnorm released: layer scaling, pads filled with the mean, momentu
   }
 }
 
+TEST_CASE("batchnorm sync reading in eval: pad rows are the kept mean before the running statistics", "[nn][norm][batchnorm]") {
+  // MaskSyncBatchNorm fills pad rows with the kept rows' mean in eval too, then F.batch_norm uses the running
+  // statistics: a pad output is (mu_B - running_mean) / sqrt(running_var + eps) * gamma + beta, not beta.
+  manual_seed(11);
+  auto bn = masked("batchnorm", 4, {{"reading", "sync"}});
+  for (int s = 0; s < 3; ++s) bn->forward(Variable(Tensor::randn({2, 3, 4}, 0.5, 2.0, DType::Float64)));
+  set_affine(*bn, {1, 2, 3, 4}, {0.5, -0.5, 1.5, -1.5});
+  bn->eval();
+  const Tensor x = Tensor::randn({2, 3, 4}, 0.5, 2.0, DType::Float64), mask = padded_mask();
+  auto yv = vals(bn->forward(Variable(x), mask).data());
+  auto xv = vals(x), mv = vals(mask), rm = vals(bn->buffer("running_mean")), rv = vals(bn->buffer("running_var"));
+  const int R = 6, D = 4, n = 4;
+  std::vector<double> ls(xv.size());
+  for (int r = 0; r < R; ++r) {
+    double ms = 0;
+    for (int c = 0; c < D; ++c) ms += xv[r * D + c] * xv[r * D + c] / D;
+    for (int c = 0; c < D; ++c) ls[r * D + c] = xv[r * D + c] / std::sqrt(ms + 1e-5);
+  }
+  const std::vector<double> w{1, 2, 3, 4}, b{0.5, -0.5, 1.5, -1.5};
+  for (int c = 0; c < D; ++c) {
+    double mu = 0;
+    for (int r = 0; r < R; ++r) mu += mv[r] == 0 ? ls[r * D + c] / n : 0.0;
+    for (int r = 0; r < R; ++r) {
+      const double h = mv[r] == 0 ? ls[r * D + c] : mu;
+      CHECK(yv[r * D + c] == Approx(w[c] * (h - rm[c]) / std::sqrt(rv[c] + 1e-5) + b[c]).margin(1e-12));
+    }
+  }
+}
+
+TEST_CASE("batchnorm mask reading: eps clamps the variance, eval on batch statistics, gain in (0, 1)", "[nn][norm][batchnorm]") {
+  // The released MaskBatchNorm: inv_std = max(biased var, eps)^-1/2 over the kept rows, in training and eval.
+  manual_seed(13);
+  auto bn = masked("batchnorm", 4, {{"reading", "mask"}});
+  for (double g : vals(bn->named_parameters()[0].second.data())) CHECK((g >= 0 && g < 1));
+  set_affine(*bn, {1, 2, 3, 4}, {0.5, -0.5, 1.5, -1.5});
+  // Column 3 nearly constant over the kept rows: its variance falls under eps, so the clamp decides.
+  std::vector<double> xs = {1, 2, 3, 5, -1, 0.5, 2, 5.001, 3, -2, 1, 4.999, 0.25, 1, 7, 5, 9, 9, 9, 9, -9, -9, -9, -9};
+  const Tensor x = f64(xs, {2, 3, 4}), mask = padded_mask();
+  for (bool train : {true, false}) {
+    INFO("training " << train);
+    bn->train(train);
+    auto yv = vals(bn->forward(Variable(x), mask).data());
+    auto mv = vals(mask);
+    const std::vector<double> w{1, 2, 3, 4}, b{0.5, -0.5, 1.5, -1.5};
+    for (int c = 0; c < 4; ++c) {
+      double mu = 0, ss = 0;
+      for (int r = 0; r < 6; ++r) mu += mv[r] == 0 ? xs[r * 4 + c] / 4 : 0.0;
+      for (int r = 0; r < 6; ++r) ss += mv[r] == 0 ? (xs[r * 4 + c] - mu) * (xs[r * 4 + c] - mu) / 4 : 0.0;
+      if (c == 3) CHECK(ss < 1e-5);
+      for (int r = 0; r < 6; ++r)
+        CHECK(yv[r * 4 + c] == Approx(w[c] * (xs[r * 4 + c] - mu) / std::sqrt(std::max(ss, 1e-5)) + b[c]).margin(1e-10));
+    }
+  }
+  // Its gradient (with the clamp's zero below eps) is the exact one.
+  bn->train(true);
+  NL_GRADCHECK([&](const std::vector<Variable>& in) { return bn->forward(in[0], padded_mask()); }, {leaf({2, 3, 4}, 0.0, 1.0)});
+  CHECK_THROWS_WITH(make_norm("batchnorm", 4, {{"reading", "exact"}}), Contains("'paper', 'sync'"));
+  CHECK_THROWS_WITH(make_norm("batchnorm", 4, {{"released", true}, {"reading", "mask"}}), Contains("give one of them"));
+}
+
 TEST_CASE("batchnorm and powernorm-v: eval uses running statistics only", "[nn][norm][batchnorm]") {
   for (const char* name : {"batchnorm", "powernorm-v"}) {
     INFO(name);

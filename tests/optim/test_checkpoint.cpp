@@ -245,7 +245,7 @@ TEST_CASE("checkpoint: BF16 tensors round trip bit-exactly as safetensors 'BF16'
   // Every special class: zeros, a subnormal, normals, the largest finite, infinities and a quiet NaN.
   const std::vector<uint16_t> bits = {0x0000, 0x8000, 0x0001, 0x3f80, 0xc049, 0x7f7f, 0x7f80, 0xff80, 0x7fc1};
   Tensor b = Tensor::empty({3, 3}, DType::BFloat16);
-  std::memcpy(b.data<bfloat16>(), bits.data(), bits.size() * 2);
+  std::memcpy(static_cast<void*>(b.data<bfloat16>()), bits.data(), bits.size() * 2);
   const fs::path p = d.path / "bf16.safetensors";
   save_checkpoint(p, {{"w", b}, {"w_t", b.transpose(0, 1)}}, json::object());
   const std::string s = slurp(p);

@@ -9,23 +9,41 @@
 //              running_var  <- (1 - m) running_var + m sigma_B^2 N/(N - 1)  (unbiased, as torch; N kept rows);
 //   eval:      y = (x - running_mean) / sqrt(running_var + eps)  (Algorithm 1, "Inference").
 //
-// `released` = the shipped "batch" baseline of sIncerass/powernorm, MaskSyncBatchNorm (seed-code §2.9):
-//   LayerScaling1D first (x / sqrt(mean over all d features of x^2 + 1e-5), per row), pad rows replaced by
-//   the per-feature mean of the kept rows, then torch batch norm over all R rows: the mean is unchanged,
-//   the biased variance becomes sum_kept (x - mu_B)^2 / R (shrunk by N/R), pad outputs equal beta, the
-//   running variance uses R/(R - 1); momentum 0.05 by default.
+// Two readings of the released sIncerass/powernorm code (seed-code §2.9; `reading`):
+// - `sync` = MaskSyncBatchNorm, the shipped "batch" baseline: LayerScaling1D first (x / sqrt(mean over all d
+//   features of x^2 + 1e-5), per row), pad rows replaced by the per-feature mean of the kept rows (in
+//   training and in eval), then torch batch norm over all R rows: in training the mean is unchanged, the
+//   biased variance becomes sum_kept (x - mu_B)^2 / R (shrunk by N/R), pad outputs equal beta, the running
+//   variance uses R/(R - 1); in eval the running statistics, so pad outputs are those of mu_B (not beta);
+//   momentum 0.05 by default.
+// - `mask` = MaskBatchNorm, the file's other class (not used by the training scripts): batch statistics
+//   over the kept rows in training *and* eval (use_run = False), the biased variance clamped from below by
+//   eps instead of adding it, y = (x - mu_B) / sqrt(max(sigma_B^2, eps)); gain initialised uniform(0, 1);
+//   the running statistics are kept (unbiased) but never read.
 // Buffers: running_mean [d] (0), running_var [d] (1), num_batches_tracked (int64 scalar), as torch.
 #include "nn/norm/masked_norm.h"
 #include "nn/norm/norm_options.h"
 
 namespace nl {
 
+/// Which BatchNorm a BatchNorm module computes (see the file comment).
+enum class BatchNormReading {
+  Paper,  ///< masked BatchNorm as Shen et al. describe it (default)
+  Sync,   ///< the released MaskSyncBatchNorm ("batch" baseline of the training scripts)
+  Mask    ///< the released MaskBatchNorm (eps as a clamp, batch statistics in eval)
+};
+
+/// "paper", "sync", "mask"; and the inverse (throws std::invalid_argument naming the choices).
+std::string batch_norm_reading_name(BatchNormReading r);
+BatchNormReading parse_batch_norm_reading(const std::string& s);
+
 /// Options of BatchNorm.
 struct BatchNormConfig {
   double momentum = 0.1;  ///< running <- (1 - momentum) running + momentum batch (torch); in [0, 1]
-  double eps = 1e-5;      ///< inside the sqrt
-  bool affine = true;     ///< gain "weight" (init 1) and "bias" (init 0), per feature
-  bool released = false;  ///< the released MaskSyncBatchNorm (see the file comment)
+  double eps = 1e-5;      ///< inside the sqrt (Paper, Sync) or a lower clamp of the variance (Mask)
+  bool affine = true;     ///< gain "weight" (init 1; uniform(0, 1) for Mask) and "bias" (init 0), per feature
+  BatchNormReading reading = BatchNormReading::Paper;
+  bool released() const { return reading == BatchNormReading::Sync; }  ///< the MaskSyncBatchNorm reading
 };
 
 /// BatchNorm over d features (see the file comment). Training needs at least 2 kept rows.
@@ -46,8 +64,9 @@ class BatchNorm : public MaskedNorm {
   BatchNormConfig cfg_;
 };
 
-/// Norm-table factory of "batchnorm": o's "eps", "affine", "released" (false) and "momentum" (0.1, or 0.05
-/// when released).
+/// Norm-table factory of "batchnorm": o's "eps", "affine", "reading" ("paper", "sync" or "mask"; "released":
+/// true is "sync") and "momentum" (0.1, or 0.05 for sync). Throws std::invalid_argument on another reading
+/// or when "released": true and another "reading" disagree.
 std::shared_ptr<Module> make_batch_norm(int64_t d, const NormOptions& o);
 
 }  // namespace nl

@@ -100,8 +100,10 @@ bool norm_uses_batch_statistics(const std::string& name);
 /// The other norms take "eps" (1e-5, inside the sqrt), "dtype" and "affine" (true: per-feature gain
 /// "weight" and bias "bias"), and:
 ///   batchnorm (batch_norm.h):    "momentum": number (0.1; weight of the new batch, torch convention;
-///                                0.05 when released), "released": bool (false; true = the shipped
-///                                MaskSyncBatchNorm: layer scaling, pads filled with the mean);
+///                                0.05 for sync), "reading": "paper" (default), "sync" (the shipped
+///                                MaskSyncBatchNorm: layer scaling, pads filled with the mean) or "mask"
+///                                (MaskBatchNorm: eps as a clamp, batch statistics in eval); "released":
+///                                bool (true = "sync");
 ///   powernorm-v (power_norm.h):  "alpha_fwd": number (0.9; running_phi <- a running_phi + (1-a) psi_B^2),
 ///                                "layer_scale": bool (false), "layer_scale_groups": integer (1);
 ///   powernorm (power_norm.h):    "alpha_fwd" (0.9), "alpha_bwd" (0.9), "warmup_iters": integer (1000),

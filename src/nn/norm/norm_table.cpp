@@ -58,7 +58,7 @@ std::vector<NormDescriptor> build_table() {
       {"adanorm", {}, "AdaNorm: LayerNorm-simple times the detached C(1 - k y) (Xu et al. 2019, Eq. 9)",
        true, false, false, false, false, V{false, false, false, true}, family({"C", "k"}), make_adanorm, nullptr},
       {"batchnorm", {}, "BatchNorm over the non-pad tokens (Ioffe & Szegedy 2015; Shen et al. 2020)",
-       true, true, true, true, false, std::nullopt, keys({"momentum", "released"}), make_batch_norm, nullptr},
+       true, true, true, true, false, std::nullopt, keys({"momentum", "reading", "released"}), make_batch_norm, nullptr},
       {"powernorm-v", {"pn-v"}, "PN-V: running quadratic mean, no centring (Shen et al. 2020)",
        true, false, true, true, false, std::nullopt, keys({"alpha_fwd", "layer_scale", "layer_scale_groups"}),
        make_power_norm_v, nullptr},
