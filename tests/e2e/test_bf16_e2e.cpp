@@ -53,10 +53,11 @@ TEST_CASE("bf16 e2e: MNIST in mixed precision learns, records its precision, kee
   auto [rc, text] = run_cli("train mnist --bf16 --max-update 60 --log-interval 10 --no-test --quiet --out " + out.string());
   INFO(text);
   REQUIRE(rc == 0);
+  CHECK_THAT(text, Contains("; no test;"));  // --no-test: no 'test acc nan' in the summary line
   const auto [first, last] = loss_ends(out / "metrics.jsonl");
   CHECK(last < first);
   CHECK(read_json(out / "results.json")["precision"] == "bfloat16");
-  CHECK(read_json(out / "config.json")["bf16"] == true);
+  CHECK(read_json(out / "config.json")["settings"]["bf16"] == true);
   const nl::Checkpoint ck = nl::load_checkpoint(out / "checkpoint_last.safetensors");
   for (const auto& [name, t] : ck.tensors)
     if (t.dtype() != nl::DType::Int64) CHECK(t.dtype() == nl::DType::Float32);
