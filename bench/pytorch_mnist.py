@@ -53,10 +53,11 @@ def make_model(norm, conv_relu=True):
         nn.Linear(500, 10))
 
 
-def make_step(model, opt, loss_fn, x, y):
+def make_step(model, opt, loss_fn, x, y, args):
     def step():
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        with tb.autocast(args, torch):  # --bf16: mixed precision, as `normlab bench --bf16`
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss
@@ -87,7 +88,7 @@ def main(argv=None):
     g = torch.Generator().manual_seed(args.seed)
     x = torch.randn(args.batch_size, 1, 28, 28, generator=g, dtype=torch.float32)
     y = torch.randint(0, 10, (args.batch_size,), generator=g)
-    step = make_step(model, opt, loss_fn, x, y)
+    step = make_step(model, opt, loss_fn, x, y, args)
 
     times_ms, cpu_ms = tb.time_steps(step, args.warmup, args.steps)
     stats = tb.step_stats(times_ms)
@@ -99,6 +100,7 @@ def main(argv=None):
         "blas_threads": blas_threads,  # 0 = OpenBLAS default (one per core)
         "batch_size": args.batch_size,
         "norm": args.norm,
+        "precision": "bfloat16" if args.bf16 else "float32",
         "steps": args.steps,
         "warmup": args.warmup,
         "step_ms": stats,

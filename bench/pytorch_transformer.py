@@ -102,7 +102,8 @@ def build(args, torch, ft):
 
     def step():
         opt.zero_grad()
-        loss = loss_fn()
+        with tb.autocast(args, torch):  # --bf16: mixed precision, as `normlab bench --bf16`
+            loss = loss_fn()
         loss.backward()
         opt.step()
         return loss
@@ -126,6 +127,7 @@ def main(argv=None):
         "version": torch.__version__,
         "config": args.config,
         "device": args.device,
+        "precision": "bfloat16" if args.bf16 else "float32",
         "threads": torch.get_num_threads(),
         "blas_threads": blas_threads,  # 0 = OpenBLAS default (one per core)
         "batch_size": args.batch_size,

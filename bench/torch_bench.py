@@ -22,6 +22,9 @@ def add_common_args(p, steps, warmup, profile_steps):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", default="cpu",
                    help="torch device: cpu, or cuda / cuda:N for the twins that support it (default cpu)")
+    p.add_argument("--bf16", action="store_true",
+                   help="mixed precision: forward and loss under torch.autocast(device, dtype=torch.bfloat16), "
+                        "as `normlab bench --bf16` (backward and optimizer outside it, as PyTorch recommends)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--breakdown", action="store_true",
                    help="also profile steps and report the time share per op family")
@@ -43,6 +46,13 @@ def torch_device(args, torch):
     if args.device != "cpu" and not torch.cuda.is_available():
         sys.exit("--device %s: torch.cuda.is_available() is False (no GPU, or a CPU-only torch)" % args.device)
     return torch.device(args.device)
+
+
+def autocast(args, torch):
+    """The context of the forward and loss: torch.autocast(<device type>, dtype=torch.bfloat16) with
+    --bf16, else a no-op (torch.autocast with enabled=False)."""
+    dev = "cuda" if args.device != "cpu" else "cpu"
+    return torch.autocast(dev, dtype=torch.bfloat16, enabled=bool(args.bf16))
 
 
 def import_torch(threads, blas_threads):

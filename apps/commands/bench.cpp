@@ -2,11 +2,16 @@
 // backward, optimizer) on a synthetic batch of the training size, per thread count, with a kernel-time
 // breakdown, side by side with PyTorch (bench/pytorch_<task>.py run by Debian's python3; on --device
 // cuda the transformer twin runs on the GPU too, with --python naming an interpreter whose torch has CUDA).
+// With --bf16 the normlab step runs under autocast, the PyTorch twin under torch.autocast(bfloat16), and
+// normlab's float32 step is timed in the same rounds (a child process, so that each has its own peak RSS).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <fstream>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <iostream>
 #include <map>
@@ -18,6 +23,8 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
+#include "backends/cpu/cpu_features.h"
+#include "backends/mixed_precision.h"
 #include "backends/profiler.h"
 #include "engine/run_device.h"
 #include "engine/task_cli.h"
@@ -27,6 +34,7 @@
 #include <filesystem>
 #include "common/command_registry.h"
 #include "report/markdown_table.h"
+#include "tensor/autocast.h"
 
 namespace nlapp {
 namespace {
@@ -80,6 +88,7 @@ class NormlabBench {
       settings["lr_scheduler"] = "fixed";
       settings["lr_step_epochs"] = 0;
     }
+    bf16_ = settings.value("bf16", false);
     trainer_ = std::make_unique<Trainer>(task, settings);
     batch_ = task.bench_batch(settings);
     dev_ = trainer_->device();
@@ -100,12 +109,16 @@ class NormlabBench {
   }
   // The result object of this thread count from the timed steps `s`; runs the profiled steps.
   json report(const BenchArgs& a, const Samples& s) {
-    const json t = step_stats(s.ms);
+    json t = step_stats(s.ms);
+    t["all"] = s.ms;  // every step, so that a parent bench can merge the rounds of a child (--bf16)
+    json cpu_t = step_stats(s.cpu);
+    cpu_t["all"] = s.cpu;
     const double median = t["median"].get<double>();
     const double rss = peak_rss_mib();  // before the profiled pass, which allocates nothing new
     // What the graph keeps for backward after one forward (the training step's activation memory), by op.
     json held = json::object();
     {
+      nl::AutocastGuard autocast(nl::DType::BFloat16, bf16_);
       nl::Variable loss = task_.loss(trainer_->model(), *batch_);
       for (const auto& [op, bytes] : nl::graph_held_bytes_by_op(loss)) held[op] = bytes / 1048576.0;
     }
@@ -131,7 +144,7 @@ class NormlabBench {
     const double step_gflop = nl::prof::gemm_flops() / a.profile_steps / 1e9;
     const double gemm_s = nl::prof::totals()["gemm"];
     return {{"framework", "normlab"}, {"threads", threads_},
-            {"items_per_step", batch_->items}, {"step_ms", t}, {"step_cpu_ms", step_stats(s.cpu)},
+            {"items_per_step", batch_->items}, {"step_ms", t}, {"step_cpu_ms", cpu_t},
             {"step_gflop", step_gflop}, {"gflop_per_s", step_gflop / (median / 1000.0)},
             {"gemm_gflop_per_s", gemm_s > 0 ? nl::prof::gemm_flops() / 1e9 / gemm_s : 0.0},
             {"peak_rss_mib", rss}, {"graph_held_mib_by_op", held},
@@ -146,6 +159,7 @@ class NormlabBench {
   }
   Task& task_;
   int threads_;
+  bool bf16_ = false;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<TaskBatch> batch_;
   nl::Device dev_;
@@ -161,6 +175,7 @@ json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, i
   const std::string device = settings.value("device", std::string("cpu"));
   auto [name, args] = task.pytorch_bench(settings);
   if (device != "cpu") args += " --device " + device;
+  if (settings.value("bf16", false)) args += " --bf16";  // torch.autocast(bfloat16) around forward and loss
   if (name.empty()) return {{"error", "no PyTorch twin for these settings"}};
   std::string script = std::string(NORMLAB_SOURCE_DIR) + "/bench/" + name;
   if (!std::filesystem::exists(script)) return {{"error", "no PyTorch reference script " + script}};
@@ -188,6 +203,58 @@ json bench_pytorch(const Task& task, const json& settings, const BenchArgs& a, i
       return {{"error", "PyTorch output has no per-step times (" + std::string(k) + ".all); is " + script +
                             " older than this normlab?"}};
   return r;
+}
+
+// normlab's float32 step on the same settings, `steps` timed steps after a.warmup, in a child process
+// (`normlab bench <task> --config <settings> --no-pytorch`), so that its peak RSS is its own: the float32
+// side of `bench --bf16`. Returns the child's normlab result object, or {"error": why}.
+json bench_normlab_float32(const Task& task, json settings, const BenchArgs& a, int threads, int steps) {
+  const std::string device = settings.value("device", std::string("cpu"));
+  settings.erase("device");  // not a schema setting: the global --device
+  settings["bf16"] = false;
+  const std::string base = "/tmp/normlab-bench-f32-" + std::to_string(getpid());
+  const std::string cfg = base + ".json", out = base + "-out.json";
+  write_file_atomic(cfg, settings.dump() + "\n");
+  char exe[4096] = {0};
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return {{"error", "cannot find the normlab binary (/proc/self/exe)"}};
+  const std::string cmd = std::string(exe) + " --device " + device + " bench " + task.info().name + " --config " + cfg +
+                          " --no-pytorch --rounds 1 --profile-steps 1 --threads " + std::to_string(threads) +
+                          " --steps " + std::to_string(steps) + " --warmup " + std::to_string(a.warmup) + " --json " +
+                          out + " > " + base + ".log 2>&1";
+  const int rc = std::system(cmd.c_str());
+  json r;
+  std::ifstream in(out);
+  if (rc == 0 && in) r = json::parse(in, nullptr, false);
+  std::string log;
+  if (std::ifstream l(base + ".log"); l) log.assign(std::istreambuf_iterator<char>(l), {});
+  for (const std::string& f : {cfg, out, base + ".log"}) std::remove(f.c_str());
+  if (rc != 0 || !r.is_object() || !r.contains("runs") || r["runs"].empty())
+    return {{"error", "normlab float32 run failed (" + log.substr(0, 300) + ")"}};
+  return r["runs"][0]["normlab"];
+}
+
+// The CPU's bfloat16 peak per core in GFLOP/s, an estimate: FLOP per cycle of its bfloat16 unit (AMX-BF16:
+// 1024; AVX512_BF16: 64 on AMD Zen 4, whose 512-bit vdpbf16ps issues once per cycle, 128 on Intel's two FMA
+// ports) times the clock /proc/cpuinfo reports (nominal; boost clocks differ). 0 when unknown.
+double bf16_peak_gflops_per_core(std::string* how) {
+  const auto& f = nl::cpu::cpu_features();
+  double mhz = 0;
+  bool amd = false;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("cpu MHz", 0) == 0 && mhz == 0) mhz = std::atof(line.substr(line.find(':') + 1).c_str());
+    if (line.rfind("vendor_id", 0) == 0) amd = line.find("AuthenticAMD") != std::string::npos;
+  }
+  const int per_cycle = f.amx_bf16 ? 1024 : f.avx512_bf16 ? (amd ? 64 : 128) : 0;
+  if (per_cycle == 0 || mhz <= 0) return 0;
+  if (how) {
+    char b[160];
+    std::snprintf(b, sizeof b, "%d FLOP/cycle (%s) x %.2f GHz (/proc/cpuinfo)", per_cycle,
+                  f.amx_bf16 ? "AMX-BF16" : "AVX512_BF16", mhz / 1000.0);
+    *how = b;
+  }
+  return per_cycle * mhz / 1000.0;
 }
 
 // The PyTorch result of all rounds as one: the first round's object with the step statistics, rates
@@ -238,10 +305,11 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
                                 " timed steps: every round times at least one step; lower --rounds or raise --steps");
   int64_t n_items = 0;
   const json& settings = inv.settings;
+  const bool bf16 = settings.value("bf16", false);
   const std::string unit = task.info().unit;
   json report = {{"task", task.info().name}, {"model", task.info().description}, {"settings", settings},
                  {"runs", json::array()}};
-  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<std::string>> rows, rows_bf16;
   for (int t : a.threads) {
     // Alternate: round r times normlab's share of the steps, then PyTorch's (a fresh process, with its
     // own warm-up), so that both frameworks are timed in the same phases of a noisy machine.
@@ -252,16 +320,27 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     NormlabBench nb(task, settings, t);
     nb.warm_up(a.warmup);
     Samples ns;
-    std::vector<json> py_runs;
-    json py = json::object();
+    std::vector<json> py_runs, f32_runs;
+    json py = json::object(), f32 = json::object();
     json round_log = json::array();
     for (int r = 0; r < a.rounds; ++r) {
       const int k = a.steps / a.rounds + (r < a.steps % a.rounds ? 1 : 0);
       const size_t n0 = ns.ms.size();
       nb.time(k, ns);
       json entry = {{"round", r + 1}, {"steps", k}, {"normlab_median_ms", median_of(ns.ms, n0, ns.ms.size())}};
-      std::cout << "  " << (a.rounds > 1 ? "round " + std::to_string(r + 1) + ": " : "") << "normlab median "
-                << f2(entry["normlab_median_ms"]) << " ms" << std::flush;
+      std::cout << "  " << (a.rounds > 1 ? "round " + std::to_string(r + 1) + ": " : "") << "normlab"
+                << (bf16 ? " bf16" : "") << " median " << f2(entry["normlab_median_ms"]) << " ms" << std::flush;
+      if (bf16 && !f32.contains("error")) {  // normlab float32 in the same round (a child process)
+        json one = bench_normlab_float32(task, settings, a, t, k);
+        if (one.contains("error")) {
+          f32 = one;
+          std::cout << ", normlab float32: " << f32["error"].get<std::string>();
+        } else {
+          f32_runs.push_back(one);
+          entry["normlab_float32_median_ms"] = one["step_ms"]["median"];
+          std::cout << ", normlab float32 median " << f2(entry["normlab_float32_median_ms"]) << " ms" << std::flush;
+        }
+      }
       if (a.pytorch && !py.contains("error")) {  // after an error, the later rounds time normlab only
         json one = bench_pytorch(task, settings, a, t, k);
         if (one.contains("error")) {
@@ -279,6 +358,7 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
       round_log.push_back(entry);
     }
     if (a.pytorch && !py.contains("error")) py = merge_pytorch_rounds(py_runs);
+    if (bf16 && !f32.contains("error")) f32 = merge_pytorch_rounds(f32_runs);  // the same merge: step lists, max RSS
     json n = nb.report(a, ns);
     n_items = n["items_per_step"].get<int64_t>();
     auto ms = [](const json& j) {
@@ -302,7 +382,14 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
                     num(n, "items_per_s", 0) + " / " + num(p, "items_per_s", 0),
                     num(n, "gflop_per_s", 1) + " / " + num(p, "gflop_per_s", 1),
                     num(n, "peak_rss_mib", 0) + " / " + num(p, "peak_rss_mib", 0)});
+    if (bf16) {
+      const json& f = f32.contains("error") ? none : f32;
+      rows_bf16.push_back({std::to_string(t), ms(n), f.contains("step_ms") ? ms(f) : "—",
+                           ratio(med(f, "step_ms"), med(n, "step_ms")), ratio(med(n, "step_ms"), med(p, "step_ms")),
+                           num(n, "peak_rss_mib", 0) + " / " + num(f, "peak_rss_mib", 0)});
+    }
     report["runs"].push_back({{"threads", t}, {"normlab", n}, {"pytorch", py}, {"rounds", round_log}});
+    if (bf16) report["runs"].back()["normlab_float32"] = f32;
   }
   std::cout << "\n" << task.info().description << ", training step (forward, loss, backward, optimizer), "
             << n_items << " " << unit << " per step, norm " << settings["norm"].get<std::string>()
@@ -316,6 +403,16 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
                "than wall time on a loaded machine; normlab's GFLOP/s counts the matrix-product FLOPs it executed, "
                "PyTorch's is 3x its forward matmul FLOPs; peak RSS of each process after its timed steps)\n"
             << "\n";
+  if (bf16)
+    std::cout << "mixed precision (--bf16): normlab bfloat16 against normlab float32 of the same rounds, and "
+                 "PyTorch under torch.autocast(bfloat16) (the PyTorch column above)\n\n"
+              << markdown_table({"threads", "normlab bf16 ms/step", "normlab float32 ms/step", "bf16 speed-up",
+                                 "bf16 / PyTorch autocast", "peak RSS MiB bf16 / float32"},
+                                rows_bf16)
+              << "\n(speed-up: float32 / bf16 step time, above 1 = bf16 faster; the float32 step ran in a child "
+                 "process, so each peak RSS is its own)\n\n";
+  std::string peak_how;
+  const double peak = bf16 ? bf16_peak_gflops_per_core(&peak_how) : 0.0;
   for (auto& r : report["runs"]) {
     std::cout << "time share, normlab, " << r["threads"] << " thread(s), " << a.profile_steps << " profiled steps:\n";
     std::vector<std::pair<double, std::string>> sh;
@@ -330,6 +427,12 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     std::printf("  matrix products: %.1f GFLOP per step at %.1f GFLOP/s inside the GEMM calls (%.0f ms per step)\n",
                 nr["step_gflop"].get<double>(), gemm_rate,
                 gemm_rate > 0 ? 1000.0 * nr["step_gflop"].get<double>() / gemm_rate : 0.0);
+    if (bf16 && peak > 0)
+      std::printf("  bfloat16 products at %.0f%% of this CPU's bf16 peak, %.0f GFLOP/s for %d thread(s) (%s)\n",
+                  100.0 * gemm_rate / (peak * r["threads"].get<int>()), peak * r["threads"].get<int>(),
+                  r["threads"].get<int>(), peak_how.c_str());
+    else if (bf16)
+      std::printf("  bfloat16 peak of this CPU unknown (%s)\n", nl::cpu_bf16_info().c_str());
     std::vector<std::pair<double, std::string>> held;
     double total = 0;
     for (auto& [k, v] : nr["graph_held_mib_by_op"].items()) held.push_back({v.get<double>(), k}), total += v.get<double>();
@@ -384,11 +487,18 @@ void setup(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"small", "iwslt", "cls"}));
   verb.extra_flags(tr);
-  tr->callback([a, shape] {
+  auto precision = std::make_shared<std::map<std::string, std::string>>();
+  tr->add_flag_function(
+      "--bf16", [precision](int64_t) { (*precision)["bf16"] = "true"; },
+      "Mixed precision: normlab under autocast and PyTorch under torch.autocast(bfloat16), with normlab float32 "
+      "timed in the same rounds");
+  tr->add_flag_function(
+      "--tf32", [precision](int64_t) { (*precision)["tf32"] = "true"; }, "Let float32 products on a GPU use TF32");
+  tr->callback([a, shape, precision] {
     const auto& [task_name, config] = shapes.at(*shape);
     TaskInvocation inv;
     inv.task = make_task(task_name);
-    inv.settings = resolve_task_settings(*inv.task, config, {}, &inv.config_source);
+    inv.settings = resolve_task_settings(*inv.task, config, *precision, &inv.config_source);
     run(inv, *a);
   });
 }

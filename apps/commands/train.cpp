@@ -29,12 +29,15 @@ void run(TaskInvocation& inv) {
   RunResult r = trainer.run();
   if (trainer.rank() != 0) return;  // --distributed: rank 0 reports
   const auto& info = inv.task->info();
-  std::printf("%s (%s, seed %lld): best %s %.2f at epoch %.2f; %s %.2f; %lld updates; results in %s\n",
+  // The test metric only where a test ran (--no-test, or a run that stopped before it, has none).
+  char test[96] = "no test";
+  if (r.test.count(info.reported_metric()))
+    std::snprintf(test, sizeof test, "%s %.2f", metric_label("test", info.reported_metric()).c_str(),
+                  r.test.at(info.reported_metric()));
+  std::printf("%s (%s, seed %lld): best %s %.2f at epoch %.2f; %s; %lld updates; results in %s\n",
               info.name.c_str(), inv.settings["norm"].is_string() ? inv.settings["norm"].get<std::string>().c_str() : "-",
               (long long)inv.settings["seed"].get<int64_t>(), metric_label("valid", info.metric).c_str(), r.best_valid,
-              r.best_epoch, metric_label("test", info.reported_metric()).c_str(),
-              r.test.count(info.reported_metric()) ? r.test.at(info.reported_metric()) : std::nan(""),
-              (long long)r.updates, inv.settings["out"].get<std::string>().c_str());
+              r.best_epoch, test, (long long)r.updates, inv.settings["out"].get<std::string>().c_str());
 }
 
 void setup(CLI::App& app) {

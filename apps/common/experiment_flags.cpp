@@ -31,6 +31,10 @@ void add_experiment_flags(CLI::App* cmd, ExperimentFlags& f, const std::string& 
       ->check(CLI::Range(1, 256).description(""))
       ->capture_default_str();
   cmd->add_flag("--quiet", f.quiet, "No per-run progress lines (the run i of N lines stay)");
+  cmd->add_flag("--bf16", f.bf16,
+                "Mixed precision for every run (bfloat16 products, float32 accumulation; part of each run's settings; "
+                "docs/mixed-precision.md)");
+  cmd->add_flag("--tf32", f.tf32, "Let float32 products on a GPU use TF32 in every run (part of each run's settings)");
   cmd->add_option("--set", f.set,
                   "KEY=VALUE: a setting for every run whose task has it, e.g. --set beam=1 --set max-len-b=60 "
                   "(repeatable; part of each run's settings)");
@@ -55,11 +59,14 @@ json experiment_budget(const ExperimentFlags& f) {
   json b = {{"threads", f.threads}, {"quiet", f.quiet}};
   if (f.max_update >= 0) b["max_update"] = f.max_update;
   if (f.max_epoch >= 0) b["max_epoch"] = f.max_epoch;
+  if (f.bf16) b["bf16"] = true;
+  if (f.tf32) b["tf32"] = true;
   return b;
 }
 
 std::string describe_budget(const ExperimentFlags& f) {
-  std::string s = std::to_string(f.seeds) + " seed(s); run length: ";
+  std::string s = std::to_string(f.seeds) + " seed(s)" + (f.bf16 ? "; precision bfloat16 (--bf16)" : "") +
+                  (f.tf32 ? "; TF32 float32 products (--tf32)" : "") + "; run length: ";
   if (f.max_update < 0 && f.max_epoch < 0) {
     s += "each config's own (the paper-like setting)";
     for (const auto& t : f.set) s += "; --set " + t;

@@ -32,15 +32,19 @@ struct ExperimentFlags {
   int64_t max_epoch = -1;   ///< -1: each config's own
   int threads = 1;
   bool quiet = false;
+  bool bf16 = false;  ///< --bf16: every run in mixed precision (part of each run's settings)
+  bool tf32 = false;  ///< --tf32: float32 products on a GPU may use TF32
   std::vector<std::string> set;  ///< --set KEY=VALUE texts
   RegistryFlags registry;
 };
 
-/// Adds --seeds, --out (default `default_out`), --max-update, --max-epoch, --threads, --quiet,
+/// Adds --seeds, --out (default `default_out`), --max-update, --max-epoch, --threads, --quiet, --bf16, --tf32,
 /// --set KEY=VALUE (repeatable), --registry and --no-registry to `cmd`.
 void add_experiment_flags(CLI::App* cmd, ExperimentFlags& f, const std::string& default_out);
 
-/// The settings applied to every run: max_update / max_epoch when given, threads, quiet.
+/// The settings applied to every run: max_update / max_epoch when given, threads, quiet, and bf16 / tf32
+/// when set (a column of a paper's table is run in one precision: its registry records then hold other
+/// settings than a float32 run's, so neither replaces the other).
 nlohmann::json experiment_budget(const ExperimentFlags& f);
 
 /// The --set texts as key → value ("max-len-b" and "max_len_b" both name max_len_b). Throws

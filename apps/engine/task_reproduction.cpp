@@ -19,6 +19,9 @@ std::string registry_column(const TaskInvocation& inv) {
   const json configured = resolve_task_settings(*inv.task, inv.config_source, {});  // the config's own data
   if (inv.settings.contains("data") && configured.contains("data") && inv.settings["data"] != configured["data"])
     col += "@" + fs::path(inv.settings["data"].get<std::string>()).lexically_normal().filename().string();
+  // Mixed-precision runs form their own column (mnist/one-epoch+bf16/...), beside the float32 one.
+  if (inv.settings.value("bf16", false)) col += "+bf16";
+  if (inv.settings.value("tf32", false)) col += "+tf32";
   return col;
 }
 

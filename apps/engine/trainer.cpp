@@ -9,6 +9,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/functions.h"
+#include "backends/mixed_precision.h"
 #include "backends/runtime.h"
 #include "distributed/data_parallel.h"
 #include "distributed/world.h"
@@ -22,6 +23,7 @@
 #include "report/metrics_log.h"
 #include "report/progress.h"
 #include "report/run_environment.h"
+#include "tensor/autocast.h"
 
 namespace nlapp {
 using json = nlohmann::json;
@@ -168,6 +170,8 @@ Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
   nl::set_num_threads((int)geti(s, "threads"));
   nl::manual_seed((uint64_t)geti(s, "seed"));
   device_ = settings_device(s);
+  set_precision(s, device_);
+  bf16_ = s.value("bf16", false);
   model_ = task_.build_model(s);  // initialised on the host (same values on every device)
   model_->to(device_);            // before the optimizer, whose state is created on the parameters' device
   params_ = model_->parameters();
@@ -247,7 +251,11 @@ nl::Tensor Trainer::update(const std::vector<const TaskBatch*>& micro, int64_t u
   const double k = (double)micro.size();
   nl::Tensor sum;  // Σ of the micro-batch losses in float64, where the model is: read by run() per log interval
   for (const TaskBatch* b : micro) {
-    nl::Variable loss = task_.loss(*model_, *b);
+    nl::Variable loss;
+    {
+      nl::AutocastGuard autocast(nl::DType::BFloat16, bf16_);  // --bf16: forward and loss; backward as recorded
+      loss = task_.loss(*model_, *b);
+    }
     const nl::Tensor lv = loss.data().to(nl::DType::Float64);
     sum = sum.defined() ? nl::add(sum, lv) : lv;
     if (micro.size() > 1) loss = loss * (1.0 / k);
@@ -279,7 +287,11 @@ nl::Tensor Trainer::update_distributed(const std::vector<const TaskBatch*>& micr
   opt_->zero_grad();
   double red[3] = {0, 0, 0};  // sum of loss x items, items, non-finite losses
   for (const TaskBatch* b : micro) {
-    nl::Variable loss = task_.loss(*model_, *b);
+    nl::Variable loss;
+    {
+      nl::AutocastGuard autocast(nl::DType::BFloat16, bf16_);
+      loss = task_.loss(*model_, *b);
+    }
     const double lv = loss.item();
     if (!std::isfinite(lv)) red[2] += 1;
     red[0] += lv * (double)b->items;
@@ -297,6 +309,7 @@ nl::Tensor Trainer::update_distributed(const std::vector<const TaskBatch*>& micr
 }
 
 Metrics Trainer::evaluate(const std::string& split) {
+  nl::AutocastGuard autocast(nl::DType::BFloat16, bf16_);  // --bf16 evaluates in the precision it trains in
   if (!pg_) return task_.evaluate(*model_, split);
   double weight = 0;
   const Metrics m = task_.evaluate_shard(*model_, split, EvalShard{pg_->rank(), pg_->world_size()}, weight);
@@ -430,16 +443,23 @@ bool Trainer::try_resume(State& st) {
     throw std::runtime_error("cannot resume from " + file + ": it belongs to task '" + m.value("task", "") + "'");
   const json* old = m.contains("settings") ? &m["settings"] : nullptr;
   if (!old || !old->is_object()) throw std::runtime_error("cannot resume from " + file + ": key 'settings' is missing");
-  // Settings that define the experiment must be the same; run length, threads and output may change.
+  // Settings that define the experiment must be the same; run length, threads and output may change. A
+  // setting the checkpoint does not list (added to normlab after it was written) ran with its default.
   std::string diff;
+  bool precision = false;
   OptionSchema schema = task_schema(task_);
   for (const auto& sp : schema.specs()) {
     if (sp.resumable) continue;
-    const json o = old->contains(sp.key) ? (*old)[sp.key] : json("(absent)");
-    if (o != settings_[sp.key]) diff += "\n  " + flag_of(sp.key) + ": " + o.dump() + " in the checkpoint, " + settings_[sp.key].dump() + " now";
+    const json o = old->contains(sp.key) ? (*old)[sp.key] : sp.def.is_null() ? json("(absent)") : sp.def;
+    if (o == settings_[sp.key]) continue;
+    diff += "\n  " + flag_of(sp.key) + ": " + o.dump() + " in the checkpoint, " + settings_[sp.key].dump() + " now";
+    precision = precision || sp.key == "bf16" || sp.key == "tf32";
   }
   if (!diff.empty())
     throw std::runtime_error("cannot resume from " + file + " with different settings:" + diff +
+                             (precision ? "\na run trains in one precision (its float32 checkpoints load in either, "
+                                          "but a resume continues the same experiment)"
+                                        : "") +
                              "\nrerun with the checkpoint's values, or start a new run in another --out");
   for (const char* k : {"state", "optimizer", "rng", "metrics_lines"})
     if (!m.contains(k)) throw std::runtime_error("cannot resume from " + file + ": key '" + std::string(k) + "' is missing");
@@ -713,12 +733,13 @@ RunResult Trainer::run_loop() {
   const auto test0 = std::chrono::steady_clock::now();
   if (!best_.empty() && !s.value("no_test", false)) {
     EvalHeartbeat beat("test pass", [this](const std::string& t) { progress_->message(t); });
+    nl::AutocastGuard autocast(nl::DType::BFloat16, bf16_);
     r.test = task_.final_test(*model_, best_, s);
   }
   if (keep_sound_results(r)) return r;
   json res = r.to_json();
   res["test_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - test0).count();
-  res["precision"] = "float32";
+  res["precision"] = precision_name(s);
   res["environment"] = run_environment((int)geti(s, "threads"));
   res["task"] = info.name;
   res["data"] = task_.data_summary();

@@ -149,6 +149,7 @@ class Trainer {
   std::ostringstream quiet_sink_;  ///< where a --quiet run's progress goes (outlives progress_)
   std::unique_ptr<ProgressPrinter> progress_;
   nl::dist::ProcessGroup* pg_ = nullptr;  ///< the ranks of a --distributed run (null otherwise)
+  bool bf16_ = false;                     ///< --bf16: forward and loss under a bfloat16 AutocastGuard
   bool sync_stats_ = false;               ///< this trainer installed the --sync-batch-stats hook
   bool float_buffers_ = false;            ///< the model has float buffers (running statistics)
   int64_t last_items_ = 0;                ///< items of the last update over all ranks (--distributed)

@@ -1,5 +1,11 @@
 #include "engine/trainer_settings.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "backends/mixed_precision.h"
+
 namespace nlapp {
 using json = nlohmann::json;
 
@@ -28,6 +34,12 @@ std::vector<OptionSpec> trainer_settings() {
       option("warmup_updates", OptKind::Int, 0, "Linear warm-up updates", 0, kBig),
       option("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up", 0, 10),
       option("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule", 0, 10),
+      option("bf16", OptKind::Bool, false,
+             "Mixed precision (fairseq's flag): matrix products on bfloat16 operands with float32 accumulation; "
+             "norms, softmax, loss, gradients, optimizer and checkpoints stay float32 (docs/mixed-precision.md)"),
+      option("tf32", OptKind::Bool, false,
+             "Let float32 matrix products on a GPU use TF32 tensor cores (PyTorch's allow_tf32; off by default; "
+             "no effect on the cpu)"),
       option("update_freq", OptKind::Int, 1, "Micro-batches per update (gradient accumulation)", 1, 65536),
       option("clip_norm", OptKind::Float, 0.0, "Clip gradients to this global L2 norm; 0: no clipping", 0, 1e6),
       resumable(option("validate_interval", OptKind::Int, 1, "Validate every N epochs; 0: not at epoch ends", 0, 1e6)),
@@ -61,6 +73,25 @@ std::vector<OptionSpec> trainer_settings() {
                      "Check every op's output and gradient for NaN/inf and name the first op that made one (slow)")),
   };
   return v;
+}
+
+std::string precision_name(const json& s) { return s.value("bf16", false) ? "bfloat16" : "float32"; }
+
+void set_precision(const json& s, nl::Device device) {
+  nl::set_allow_tf32(s.value("tf32", false));
+  if (!s.value("bf16", false) || !device.is_cpu()) return;
+  if (!nl::cpu_bf16_products_available())
+    throw std::invalid_argument("--bf16 needs bfloat16 products, and this normlab was built without oneDNN: install "
+                                "libdnnl-dev (scripts/install-deps.sh) and rebuild, or drop --bf16");
+  static bool said = false;  // one line per process, however many runs it trains
+  const char* env = std::getenv("NORMLAB_BF16_FALLBACK");
+  const bool forced = env && *env && std::strcmp(env, "0") != 0;
+  if (!nl::cpu_native_bf16() && !said) {
+    said = true;
+    std::cerr << "normlab: this CPU has no native bfloat16 (AVX512_BF16 or AMX"
+              << (forced ? "; NORMLAB_BF16_FALLBACK is set" : "")
+              << "): --bf16 is emulated and slower than float32 here\n";
+  }
 }
 
 std::string schedule_summary(const json& s) {

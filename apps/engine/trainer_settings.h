@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/options.h"
+#include "tensor/device.h"
 
 namespace nlapp {
 
@@ -16,5 +17,15 @@ std::vector<OptionSpec> trainer_settings();
 /// The learning-rate schedule of resolved settings in words, for report headers: "fixed lr",
 /// "lr × 0.5 every 20 epochs" (step), or "<name> schedule, N warm-up updates".
 std::string schedule_summary(const nlohmann::json& settings);
+
+/// The precision of resolved settings: "bfloat16" with --bf16 (mixed precision), else "float32" (as
+/// results.json records it).
+std::string precision_name(const nlohmann::json& settings);
+
+/// Applies --bf16 / --tf32 of resolved settings before a run on `device`: sets the TF32 switch, and for
+/// --bf16 on the cpu throws std::invalid_argument when this build cannot run bfloat16 products (no
+/// oneDNN: the message says to install libdnnl-dev and rebuild) and prints one line on stderr, once per
+/// process, when the CPU has no native bfloat16 (the products are then emulated, slower than float32).
+void set_precision(const nlohmann::json& settings, nl::Device device);
 
 }  // namespace nlapp

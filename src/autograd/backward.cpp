@@ -42,7 +42,13 @@ void accumulate_owned(Tensor& slot, Tensor g) { slot = slot.defined() ? add(slot
 // Adds g into an internal gradient buffer (never seen by the user; may alias): in place when the buffer is
 // the only handle to its storage (no other gradient, saved tensor or view shares it) and g matches it, which
 // saves a new buffer and a pass over memory per sum; otherwise into a new tensor. The same values either way.
+// Gradients of one tensor may arrive in two float dtypes under autocast (a product returns a float32
+// gradient for its bfloat16 operand): the sum is taken in the wider one.
 void accumulate(Tensor& slot, Tensor g) {
+  if (slot.defined() && slot.dtype() != g.dtype()) {
+    if (dtype_size(g.dtype()) > dtype_size(slot.dtype())) slot = slot.to(g.dtype());
+    else g = g.to(slot.dtype());
+  }
   if (!slot.defined()) {
     slot = std::move(g);
   } else if (sole_owner(slot) && slot.shape() == g.shape() && slot.dtype() == g.dtype() &&
@@ -113,6 +119,8 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
       Tensor go = std::move(n->grad_out);
       n->grad_out = Tensor();
       if (n->is_leaf_sink()) {
+        // A leaf's gradient has the leaf's dtype (a mixed-precision product sends float32 to a bfloat16 leaf).
+        if (go.defined() && go.dtype() != n->leaf->data.dtype()) go = go.to(n->leaf->data.dtype());
         if (go.defined()) accumulate_owned(n->leaf->grad, std::move(go));
         continue;
       }

@@ -7,6 +7,7 @@
 
 #include "autograd/tape.h"
 #include "autograd/variable.h"
+#include "tensor/autocast.h"
 #include "tensor/ops.h"
 #include "tensor/ops_nn.h"
 
@@ -15,6 +16,20 @@ namespace nl {
 // ---- detach: a first-class node ----
 /// Same values, no gradient to `x`. Records a Detach node so Tape::dump shows where flow is cut.
 Variable detach(const Variable& x);
+
+// ---- casts (mixed precision, docs/mixed-precision.md) ----
+/// x converted to `dtype` (round to nearest even into bfloat16, exact widening), recorded as one "Cast"
+/// node (Tape::dump: `Cast {float32 -> bfloat16}`) whose backward converts the gradient back to x's
+/// dtype, as torch's `x.to(dtype)`. x itself when it already has that dtype (no node); to a non-float
+/// dtype the result does not require grad (no gradient flows through integers). Same shape and device.
+/// Throws std::invalid_argument for an undefined x. Also how a user makes an op accumulate in float64
+/// (`to_dtype(x, DType::Float64)` before it, `to_dtype(y, DType::Float32)` after).
+Variable to_dtype(const Variable& x, DType dtype);
+/// Applies the autocast policy table (tensor/autocast.h) to input x of op `op`: under an active
+/// AutocastGuard, a float32 input of a Lower op becomes bfloat16 and a bfloat16 input of a Float32 op
+/// becomes float32, through a Cast node (a parameter's copy comes from the weight-cast cache,
+/// tensor/cast_cache.h: one cast per update; noted "cached" on the tape); otherwise x itself.
+Variable autocast(const Variable& x, AutocastOp op);
 
 // ---- elementwise (broadcasting; backward sums gradients back to each input's shape) ----
 // Same shapes, dtypes and errors as the Tensor versions in tensor/ops.h; each records one node.
@@ -63,9 +78,12 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t c
 Variable max(const Variable& x, int64_t dim, bool keepdim = false);
 
 // ---- linear algebra ----
-/// See nl::matmul(Tensor, Tensor) for the accepted shapes.
+/// See nl::matmul(Tensor, Tensor) for the accepted shapes. Under autocast (tensor/autocast.h) float32
+/// operands are cast to bfloat16 (Cast nodes) and the result is float32 (float32 accumulation); the
+/// backward's products run on bfloat16 too and send float32 gradients.
 Variable matmul(const Variable& a, const Variable& b);
-/// y = x W^T + b for x [..., in], W [out, in], b [out] (b may be undefined).
+/// y = x W^T + b for x [..., in], W [out, in], b [out] (b may be undefined). Under autocast x and W are
+/// cast to bfloat16 (W once per update, from the weight-cast cache), b stays float32, y is float32.
 Variable linear(const Variable& x, const Variable& w, const Variable& b);
 
 // ---- shape ----
@@ -113,11 +131,15 @@ Variable dropout_add(const Variable& residual, const Variable& x, double p, bool
 /// GEMMs and the bias + ReLU + dropout kernel, forward and backward. The same values and dropout mask as
 /// the ops apart (up to the summation order of the weight gradients); the graph keeps x, the activated
 /// hidden layer and the weights, as the ops apart do. Throws std::invalid_argument on mismatched shapes,
-/// dtypes or devices, p outside [0, 1) or a negative block_rows.
+/// dtypes or devices, p outside [0, 1) or a negative block_rows. Under autocast x, w1, w2 are cast to
+/// bfloat16, the products accumulate in float32, the bias + ReLU + dropout run in float32 and the graph
+/// keeps the hidden layer in bfloat16 (the operand of fc2 and of its gradients); the result is float32.
 Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, const Variable& w2, const Variable& b2,
                   double p, bool training, int64_t block_rows = 0);
 /// 2-D convolution of x [N, C, H, W] with w [O, C, kh, kw] and bias b [O] (may be undefined) via
-/// im2col + GEMM. Throws on channel mismatch or an output smaller than 1x1.
+/// im2col + GEMM. Throws on channel mismatch or an output smaller than 1x1. Under autocast w is cast to
+/// bfloat16 (cached), the im2col columns are rounded to bfloat16 inside the op (saved so), the product
+/// accumulates in float32 and y is float32.
 Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t stride = 1, int64_t padding = 0);
 /// Max pooling over kernel x kernel windows (stride defaults to kernel) on [N, C, H, W].
 Variable max_pool2d(const Variable& x, int64_t kernel, int64_t stride = 0, int64_t padding = 0);
@@ -140,7 +162,9 @@ struct AttentionOptions {
 /// (measured faster than recomputing P from the row log-sum-exp; docs/attention.md); the dropout mask
 /// is regenerated in backward from a (seed, offset) of the global generator, not stored.
 /// Throws std::invalid_argument on rank or size mismatches (naming the shapes), q, k, v of different
-/// dtypes or devices, or dropout outside [0, 1).
+/// dtypes or devices, or dropout outside [0, 1). Under autocast q, k, v are cast to bfloat16, the
+/// per-head products accumulate in float32, the masked softmax (and P) stay float32, P is rounded to
+/// bfloat16 as the operand of P·V; the result is float32.
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
 /// The composite twin of attention() from primitive ops (matmul, masked_fill, softmax, dropout): same
 /// values and gradients when dropout is off; records the full weight matrix. For tests and teaching.

@@ -84,5 +84,6 @@ Variable Variable::reshape(const Shape& shape) const { return nl::reshape(*this,
 Variable Variable::transpose(int64_t d0, int64_t d1) const { return nl::transpose(*this, d0, d1); }
 Variable Variable::matmul(const Variable& other) const { return nl::matmul(*this, other); }
 Variable Variable::detach() const { return nl::detach(*this); }
+Variable Variable::to(DType dtype) const { return nl::to_dtype(*this, dtype); }
 
 }  // namespace nl

@@ -86,6 +86,8 @@ class Variable {
   Variable matmul(const Variable& other) const;
   /// Same values, no gradient flows back (a Detach node on the tape).
   Variable detach() const;
+  /// This variable converted to `dtype` through a Cast node (nl::to_dtype, autograd/functions.h).
+  Variable to(DType dtype) const;
 
   /// Reverse-mode pass from this variable. `grad` defaults to 1 for a one-element variable (otherwise
   /// required, same shape). Frees saved tensors unless retain_graph; a second backward through the same

@@ -4,12 +4,19 @@
 #include <initializer_list>
 #include <string>
 
+#include "tensor/autocast.h"
 #include "tensor/tensor.h"
 
 namespace nl {
 
 /// The fused kernels of x's device (its backend's own, or the composite forms of its core kernels).
 inline FusedKernels& fused_for(const Tensor& x) { return backend_for(x.device().type).fused(); }
+
+/// Reports to an active AutocastTrace that a kernel of `op` runs on t's dtype (tensor/autocast.h); an
+/// undefined t reports nothing.
+inline void observe(AutocastOp op, const Tensor& t) {
+  if (t.defined()) autocast_observe(op, t.dtype());
+}
 
 /// t.desc(), or an empty Desc (data == nullptr: "absent") when t is undefined.
 inline Desc opt_desc(const Tensor& t) { return t.defined() ? t.desc() : Desc{}; }

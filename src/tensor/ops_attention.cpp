@@ -43,7 +43,7 @@ void check_dense_rows(const char* op, const Tensor& t) {
 
 void attention_softmax_out(Tensor& probs, Tensor& dropped, const Tensor& scores, const Tensor& key_padding,
                            const Tensor& attn_mask, const AttentionRowOptions& o) {
-  // autocast hook (issue 26): softmax stays float32 under bf16 autocast (DESIGN.md)
+  observe(AutocastOp::Softmax, scores);
   const char* op = "attention_softmax";
   const bool drop = o.dropout > 0;
   const AttentionKernelOpts k = row_opts(op, scores, {&probs, drop ? &dropped : &probs}, o);
@@ -65,7 +65,7 @@ void attention_softmax_out(Tensor& probs, Tensor& dropped, const Tensor& scores,
 
 void attention_softmax_backward_out(Tensor& gscores, Tensor& dropped, const Tensor& gprobs, const Tensor& probs,
                                     const AttentionRowOptions& o) {
-  // autocast hook (issue 26)
+  observe(AutocastOp::Softmax, probs);
   const bool drop = o.dropout > 0;
   const AttentionKernelOpts k =
       row_opts("attention_softmax_backward", probs, {&gscores, &gprobs, drop ? &dropped : &gprobs}, o);
@@ -78,11 +78,19 @@ void attention_softmax_backward_out(Tensor& gscores, Tensor& dropped, const Tens
 }
 
 void matmul_heads_out(Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb) {
-  // autocast hook (issue 26): the products take bf16 operands under autocast (DESIGN.md)
   const char* op = "matmul_heads";
-  check_floating(c, op);
-  check_same(c, a, op);
-  check_same(c, b, op);
+  check_same(a, b, op);
+  observe(AutocastOp::Gemm, a);
+  const bool mixed = a.dtype() == DType::BFloat16;  // bfloat16 operands, float32 accumulation and result
+  if (mixed) {
+    check_same_device(a, c, op);
+    if (c.dtype() != DType::Float32)
+      throw std::invalid_argument(std::string(op) + ": bfloat16 operands give a float32 result, got a " +
+                                  dtype_name(c.dtype()) + " output");
+  } else {
+    check_floating(c, op);
+    check_same(c, a, op);
+  }
   for (const Tensor* t : std::initializer_list<const Tensor*>{&c, &a, &b}) check_dense_rows(op, *t);
   const int64_t B = c.size(0), H = c.size(1), M = c.size(2), N = c.size(3);
   const int64_t K = ta ? a.size(2) : a.size(3);
@@ -100,9 +108,19 @@ void matmul_heads_out(Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   auto* pa = static_cast<const char*>(a.desc().data);
   auto* pb = static_cast<const char*>(b.desc().data);
   auto* pc = static_cast<char*>(c.desc().data);
-  backend_for(c.device().type)
-      .gemm_grid(c.dtype(), ta, tb, M, N, K, 1.0, pa, sa[2], sa[1], sa[0], pb, sb[2], sb[1], sb[0], 0.0, pc, sc[2],
+  Backend& be = backend_for(c.device().type);
+  if (mixed) {  // one grid of B x H products (outer = sequences, batch = heads)
+    MixedGemm g;
+    g.M = M, g.N = N, g.K = K, g.batch = H, g.outer = B;
+    g.A = {pa, sa[2], sa[1], sa[0], ta};
+    g.B = {pb, sb[2], sb[1], sb[0], tb};
+    g.C = pc, g.ldc = sc[2], g.strideC = sc[1], g.outerC = sc[0];
+    g.device_index = c.device().index;
+    be.gemm_mixed(g);
+  } else {
+    be.gemm_grid(c.dtype(), ta, tb, M, N, K, 1.0, pa, sa[2], sa[1], sa[0], pb, sb[2], sb[1], sb[0], 0.0, pc, sc[2],
                  sc[1], sc[0], H, B, c.device().index);
+  }
   c.bump_version();
 }
 

@@ -35,7 +35,6 @@ std::pair<int64_t, int64_t> window_output_hw(int64_t H, int64_t W, const Window2
 }
 
 Tensor im2col(const Tensor& x, const Window2d& w) {
-  // autocast hook (issue 26)
   check_floating(x, "im2col");
   const Conv2dGeom g = geometry(x.shape(), w, "im2col");
   Tensor xc = x.contiguous();
@@ -45,7 +44,6 @@ Tensor im2col(const Tensor& x, const Window2d& w) {
 }
 
 Tensor col2im(const Tensor& cols, const Shape& input, const Window2d& w) {
-  // autocast hook (issue 26)
   check_floating(cols, "col2im");
   const Conv2dGeom g = geometry(input, w, "col2im");
   check_grad_shape("col2im", cols, {g.C * g.kh * g.kw, g.N * g.OH() * g.OW()});
@@ -56,7 +54,6 @@ Tensor col2im(const Tensor& cols, const Shape& input, const Window2d& w) {
 }
 
 MaxPoolResult max_pool2d_with_indices(const Tensor& x, const Window2d& w) {
-  // autocast hook (issue 26)
   check_floating(x, "max_pool2d");
   if (w.kh != w.kw || 2 * w.padding > w.kh)
     throw std::invalid_argument("max_pool2d: need a square window and 0 <= padding <= kernel/2");
@@ -69,7 +66,6 @@ MaxPoolResult max_pool2d_with_indices(const Tensor& x, const Window2d& w) {
 }
 
 Tensor max_pool2d_backward(const Tensor& gy, const Tensor& argmax, const Shape& input, const Window2d& w) {
-  // autocast hook (issue 26)
   check_floating(gy, "max_pool2d_backward");
   const Conv2dGeom g = geometry(input, w, "max_pool2d_backward");
   check_grad_shape("max_pool2d_backward", gy, {g.N, g.C, g.OH(), g.OW()});

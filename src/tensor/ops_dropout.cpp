@@ -28,7 +28,6 @@ void check_rows(const char* op, const Tensor& out, const Tensor& x, const Tensor
 }  // namespace
 
 Tensor dropout(const Tensor& x, double p, uint64_t seed, uint64_t offset) {
-  // autocast hook (issue 26)
   check_floating(x, "dropout");
   check_p("dropout", p);
   Tensor in = x.contiguous();
@@ -38,7 +37,6 @@ Tensor dropout(const Tensor& x, double p, uint64_t seed, uint64_t offset) {
 }
 
 Tensor dropout_add(const Tensor& residual, const Tensor& x, double p, uint64_t seed, uint64_t offset) {
-  // autocast hook (issue 26)
   check_floating(x, "dropout_add");
   check_p("dropout_add", p);
   check_same(residual, x, "dropout_add");
@@ -53,7 +51,6 @@ Tensor dropout_add(const Tensor& residual, const Tensor& x, double p, uint64_t s
 
 void bias_relu_dropout_out(Tensor& out, const Tensor& x, const Tensor& bias, double p, uint64_t seed,
                            uint64_t offset) {
-  // autocast hook (issue 26)
   check_p("bias_relu_dropout", p);
   check_rows("bias_relu_dropout", out, x, bias);
   fused_for(x).bias_relu_dropout(out.desc(), x.desc(), opt_desc(bias), p, seed, offset);
@@ -61,7 +58,6 @@ void bias_relu_dropout_out(Tensor& out, const Tensor& x, const Tensor& bias, dou
 }
 
 void bias_relu_dropout_backward_out(Tensor& gx, Tensor& gbias, const Tensor& gout, const Tensor& out, double p) {
-  // autocast hook (issue 26)
   check_p("bias_relu_dropout_backward", p);
   check_rows("bias_relu_dropout_backward", gx, gout, gbias);
   check_rows("bias_relu_dropout_backward", out, gout, Tensor());

@@ -2,6 +2,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "tensor/autocast.h"
 #include "tensor/ops.h"
 
 namespace nl {
@@ -72,6 +73,7 @@ void check_product_result(DType operands, DType out, const char* op) {
 // float64, gemm_mixed() (float32 accumulation, C in c_dtype) for bfloat16 operands.
 void run_gemm(const Tensor& like, DType c_dtype, const GemmOperand& A, const GemmOperand& B, int64_t M, int64_t N,
               int64_t K, double beta, void* C, int64_t ldc, int64_t sC, int64_t batch) {
+  autocast_observe(AutocastOp::Gemm, like.dtype());
   Backend& be = backend_for(like.device().type);
   if (like.dtype() != DType::BFloat16) {
     be.gemm(like.dtype(), A.trans, B.trans, M, N, K, 1.0, raw(A.t), A.ld, A.batch_stride, raw(B.t), B.ld,

@@ -7,10 +7,9 @@
 // never a backend. Implementations: ops_softmax.cpp, ops_dropout.cpp, ops_norm.cpp, ops_attention.cpp,
 // ops_conv.cpp, ops_optim.cpp.
 //
-// Dtype policy: every fused op has exactly one entry function below (forward and backward each), and
-// that function is where a later autocast policy (bf16, issue 26) decides per op which dtype the
-// kernel runs in: it casts the inputs at the top of the entry, before the checks (each implementation
-// marks the spot with "autocast hook"). Nothing here casts today: mixing dtypes is an error.
+// Dtype policy (autocast, tensor/autocast.h): the casts are tape nodes recorded by the autograd
+// functions before they call these entries, which run in their operands' dtype; each entry reports that
+// dtype to an active AutocastTrace (`observe`), so a test can check that the table is what runs.
 #include <cstdint>
 
 #include "tensor/layer_norm_options.h"
@@ -113,8 +112,9 @@ void attention_softmax_backward_out(Tensor& gscores, Tensor& dropped, const Tens
 /// c[b, h] = op(a[b, h]) @ op(b[b, h]) over the [B, H] grid of heads in one backend call: c [B, H, M, N],
 /// a [B, H, M, K] ([B, H, K, M] when ta), b [B, H, K, N] ([B, H, N, K] when tb). Every operand's last dim
 /// is dense and its rows do not overlap (any strides otherwise, e.g. the head split of a [B, T, H·d]
-/// projection); c is overwritten. Throws std::invalid_argument on other shapes or layouts, or a
-/// dtype/device mismatch.
+/// projection); c is overwritten. bfloat16 a, b (autocast) accumulate in float32 into a float32 c
+/// (Backend::gemm_mixed, one outer x batch grid); otherwise a, b, c share one float dtype. Throws
+/// std::invalid_argument on other shapes or layouts, or a dtype/device mismatch.
 void matmul_heads_out(Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb);
 
 // ---- convolution and pooling helpers (ops_conv.cpp) ----

@@ -27,7 +27,7 @@ int64_t check_norm_args(const char* op, const Tensor& x, const Tensor& weight, c
 }  // namespace
 
 LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, const LayerNormOptions& o) {
-  // autocast hook (issue 26): norm statistics stay float32 under bf16 autocast (DESIGN.md)
+  observe(AutocastOp::Norm, x);
   const int64_t H = check_norm_args("layer_norm", x, weight, bias, o);
   Tensor xc = x.contiguous();
   const int64_t R = xc.numel() / H;
@@ -43,7 +43,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& weight, const LayerNormOptions& o, bool want_weight,
                                    bool want_bias) {
-  // autocast hook (issue 26)
+  observe(AutocastOp::Norm, x);
   const char* op = "layer_norm_backward";
   const int64_t H = check_norm_args(op, x, weight, Tensor(), o);
   const int64_t R = x.numel() / H;

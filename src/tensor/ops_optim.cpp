@@ -9,7 +9,7 @@
 namespace nl {
 
 void adam_step_(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamStepOptions& o) {
-  // autocast hook (issue 26): the optimizer stays float32 on the master weights (DESIGN.md)
+  observe(AutocastOp::Optimizer, param);
   const char* op = "adam_step";
   check_floating(param, op);
   check_like(op, param, {&grad, &m, &v}, "grad, exp_avg and exp_avg_sq");

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "tensor/autocast.h"
 #include "tensor/ops.h"
 
 namespace nl {
@@ -26,6 +27,7 @@ std::vector<int> normalize_dims(const std::vector<int64_t>& dims, int ndim, cons
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   const char* name = op == ReduceOp::Sum ? "sum" : op == ReduceOp::Mean ? "mean" : op == ReduceOp::Max ? "max"
                      : op == ReduceOp::Min ? "min" : "argmax";
+  if (x.defined() && is_floating(x.dtype())) autocast_observe(AutocastOp::Reduction, x.dtype());
   const int nd = x.dim();
   std::vector<int> red = normalize_dims(dims, nd, name);
   std::vector<int64_t> perm;

@@ -12,7 +12,7 @@ namespace nl {
 namespace {
 // softmax (log = false) and log_softmax (log = true) along `dim`: the dim is moved last for the kernel.
 Tensor softmax_along(const Tensor& x, int64_t dim, bool log) {
-  // autocast hook (issue 26): the policy casts x here
+  observe(AutocastOp::Softmax, x);
   const char* name = log ? "log_softmax" : "softmax";
   check_floating(x, name);
   const int d = wrap_dim(dim, x.dim(), name);
@@ -44,7 +44,7 @@ Tensor softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, fals
 Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, true); }
 
 Tensor softmax_backward(const Tensor& y, const Tensor& gy, int64_t dim, bool log) {
-  // autocast hook (issue 26)
+  observe(AutocastOp::Softmax, y);
   const char* name = log ? "log_softmax_backward" : "softmax_backward";
   check_floating(y, name);
   check_same(y, gy, name);
@@ -63,7 +63,7 @@ Tensor softmax_backward(const Tensor& y, const Tensor& gy, int64_t dim, bool log
 
 CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, int64_t ignore_index,
                                     double label_smoothing) {
-  // autocast hook (issue 26): the loss stays float32 under bf16 autocast (DESIGN.md)
+  observe(AutocastOp::CrossEntropy, logits);
   const char* op = "cross_entropy";
   check_floating(logits, op);
   if (logits.dim() != 2)
@@ -79,7 +79,7 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
 
 Tensor cross_entropy_backward(const Tensor& gloss, const Tensor& prob, const Tensor& target, int64_t ignore_index,
                               double label_smoothing) {
-  // autocast hook (issue 26)
+  observe(AutocastOp::CrossEntropy, prob);
   const char* op = "cross_entropy_backward";
   check_floating(prob, op);
   check_same(gloss, prob, op);

@@ -50,6 +50,7 @@ class CoreOnlyBackend : public nl::Backend {
   void scatter_add_rows(const nl::Desc& g, const nl::Desc& i, const nl::Desc& s) override {
     c().scatter_add_rows(g, i, s);
   }
+  void gemm_mixed(const nl::MixedGemm& g) override { c().gemm_mixed(g); }
   void gemm(nl::DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A, int64_t lda,
             int64_t sA, const void* B, int64_t ldb, int64_t sB, double beta, void* C, int64_t ldc, int64_t sC,
             int64_t batch, int dev) override {

@@ -13,6 +13,9 @@
 
 #include "engine/experiment.h"
 #include "engine/registry.h"
+#include "engine/task_cli.h"
+#include "engine/task_registry.h"
+#include "engine/task_reproduction.h"
 #include "engine/trainer.h"
 #include "data_text/temp_dir.h"
 #include "toy_task.h"
@@ -173,4 +176,14 @@ TEST_CASE("trainer: a NaN parameter found at validation makes the run diverged, 
   const json r = json::parse(in);
   CHECK(r["diverged"] == true);
   CHECK_THAT(r["error"].get<std::string>(), Contains("parameter 'unused'"));
+}
+
+TEST_CASE("registry: a task reproduction with --bf16 has its own column beside the float32 one", "[registry][bf16]") {
+  nlapp::TaskInvocation inv;
+  inv.task = nlapp::make_task("mnist");
+  inv.settings = nlapp::resolve_task_settings(*inv.task, "one-epoch", {}, &inv.config_source);
+  CHECK(nlapp::registry_column(inv) == "one-epoch");
+  inv.settings = nlapp::resolve_task_settings(*inv.task, "one-epoch", {{"bf16", "true"}}, &inv.config_source);
+  CHECK(nlapp::registry_column(inv) == "one-epoch+bf16");
+  CHECK(nlapp::precision_name(inv.settings) == "bfloat16");
 }

@@ -87,10 +87,16 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
   return matmul(w, v);
 }
 
-Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
-  check_attention_args(q, k, v, o);
+Variable attention(const Variable& q_in, const Variable& k_in, const Variable& v_in, const AttentionOptions& o) {
+  check_attention_args(q_in, k_in, v_in, o);
   prof::OpScope op_scope(prof::Op::Attention);
+  // Under autocast q, k, v become bfloat16 (Cast nodes): the per-head products take bfloat16 operands and
+  // accumulate in float32; scores, masks, softmax and P stay float32 (`ft`), P is rounded to bfloat16 as
+  // P·V's operand.
+  const Variable q = autocast(q_in, AutocastOp::Attention), k = autocast(k_in, AutocastOp::Attention),
+                 v = autocast(v_in, AutocastOp::Attention);
   const DType dt = q.dtype();
+  const DType ft = dt == DType::BFloat16 ? DType::Float32 : dt;
   const Device dev = q.device();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), dh = q.size(3), dv = v.size(3);
   AttentionRowOptions ko;
@@ -102,17 +108,17 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
   }
   Tensor qc = rows_dense(q.data()), kc = rows_dense(k.data()), vc = rows_dense(v.data());
   Tensor pad = o.key_padding_mask.defined()
-                   ? ne(o.key_padding_mask.to(dev).to(dt), Tensor::scalar(0.0, dt, dev)).contiguous()
+                   ? ne(o.key_padding_mask.to(dev).to(ft), Tensor::scalar(0.0, ft, dev)).contiguous()
                    : Tensor();
-  Tensor am = o.attn_mask.defined() ? o.attn_mask.to(dev).to(dt).contiguous() : Tensor();
+  Tensor am = o.attn_mask.defined() ? o.attn_mask.to(dev).to(ft).contiguous() : Tensor();
 
   const bool drop = ko.dropout > 0;
-  Tensor p = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // raw scores, then the weights P in place
+  Tensor p = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // raw scores, then the weights P in place
   matmul_heads_out(p, qc, false, kc, true);
-  Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // the dropped weights (freed after forward)
+  Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;  // the dropped weights (freed after forward)
   attention_softmax_out(p, pd, p, pad, am, ko);
-  Tensor out = empty_heads_last(B, H, Tq, dv, dt, dev);
-  matmul_heads_out(out, pd, false, vc, false);
+  Tensor out = empty_heads_last(B, H, Tq, dv, ft, dev);
+  matmul_heads_out(out, pd.to(dt), false, vc, false);
   pd = Tensor();
 
   std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + note_number(ko.dropout);
@@ -122,18 +128,19 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
         prof::OpScope op_scope(prof::Op::Attention);
         const int64_t B = p.size(0), H = p.size(1), Tq = p.size(2), Tk = p.size(3), dh = qc.size(3), dv = vc.size(3);
         const bool drop = ko.dropout > 0;
-        const DType dt = gout.dtype();
+        const DType dt = qc.dtype(), ft = p.dtype();  // the operands' dtype; the rows' and results' dtype
         const Device dev = gout.device();
-        Tensor g = rows_dense(gout);
-        Tensor gs = Tensor::empty({B, H, Tq, Tk}, dt, dev);  // dO V^T -> dL/d(raw scores)
+        Tensor g = rows_dense(gout.to(dt));
+        Tensor gs = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // dO V^T -> dL/d(raw scores)
         matmul_heads_out(gs, g, false, vc, true);
-        Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : p;  // regenerated dropped weights
+        Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;  // regenerated dropped weights
         attention_softmax_backward_out(gs, pd, gs, p, ko);
+        const Tensor gsl = gs.to(dt);
         // Gradients are written heads-last, so the head split's backward (transpose + reshape) is free.
         std::vector<Tensor> r(3);
-        if (need[0]) matmul_heads_out(r[0] = empty_heads_last(B, H, Tq, dh, dt, dev), gs, false, kc, false);
-        if (need[1]) matmul_heads_out(r[1] = empty_heads_last(B, H, Tk, dh, dt, dev), gs, true, qc, false);
-        if (need[2]) matmul_heads_out(r[2] = empty_heads_last(B, H, Tk, dv, dt, dev), pd, true, g, false);
+        if (need[0]) matmul_heads_out(r[0] = empty_heads_last(B, H, Tq, dh, ft, dev), gsl, false, kc, false);
+        if (need[1]) matmul_heads_out(r[1] = empty_heads_last(B, H, Tk, dh, ft, dev), gsl, true, qc, false);
+        if (need[2]) matmul_heads_out(r[2] = empty_heads_last(B, H, Tk, dv, ft, dev), pd.to(dt), true, g, false);
         return r;
       },
       {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);

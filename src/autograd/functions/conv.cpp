@@ -6,7 +6,8 @@
 
 namespace nl {
 
-Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t stride, int64_t padding) {
+Variable conv2d(const Variable& x, const Variable& w_in, const Variable& b, int64_t stride, int64_t padding) {
+  const Variable w = autocast(w_in, AutocastOp::Conv2d);  // bfloat16 under autocast (cached per update)
   if (x.dim() != 4 || w.dim() != 4)
     throw std::invalid_argument("conv2d: input must be [N, C, H, W] and weight [O, C, kh, kw], got " +
                                 shape_str(x.shape()) + " and " + shape_str(w.shape()));
@@ -18,7 +19,9 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t
   const Shape xs = x.shape();
   const auto [OH, OW] = window_output_hw(xs[2], xs[3], win, "conv2d");
   const int64_t N = xs[0], O = w.size(0), L = N * OH * OW;
-  Tensor cols = im2col(x.data(), win);  // [C*kh*kw, N*OH*OW]
+  // [C*kh*kw, N*OH*OW], rounded to the weight's dtype (bfloat16 under autocast: the product's operand,
+  // and what the graph keeps); im2col itself runs on x's float dtype
+  Tensor cols = im2col(x.data(), win).to(w.dtype() == DType::BFloat16 ? DType::BFloat16 : x.dtype());
   Tensor w2 = w.data().reshape({O, cols.size(0)});
   Tensor y2 = nl::matmul(w2, cols);  // [O, N*OH*OW]
   if (b.defined()) binary_into(BinaryOp::Add, y2, y2, b.data().view({O, 1}));
@@ -30,10 +33,11 @@ Variable conv2d(const Variable& x, const Variable& w, const Variable& b, int64_t
   return make_result(y, "Conv2d", inputs,
                      [cols, w2, win, xs, O, L, has_b, wshape](const Tensor& gy, const std::vector<bool>& n) {
                        Tensor g2 = gy.permute({1, 0, 2, 3}).contiguous().view({O, L});
+                       const Tensor gl = g2.to(cols.dtype());  // the products' operand
                        std::vector<Tensor> r(has_b ? 3 : 2);
-                       if (n[1]) r[1] = nl::matmul(g2, cols.transpose(0, 1)).view(wshape);
+                       if (n[1]) r[1] = nl::matmul(gl, cols.transpose(0, 1)).view(wshape);
                        if (has_b && n[2]) r[2] = nl::sum(g2, {1});
-                       if (n[0]) r[0] = col2im(nl::matmul(w2.transpose(0, 1), g2), xs, win);
+                       if (n[0]) r[0] = col2im(nl::matmul(w2.transpose(0, 1), gl), xs, win);
                        return r;
                      },
                      {saved(w.data(), "weight"), saved(cols, "im2col columns")}, "stride=" + std::to_string(stride) + ", padding=" + std::to_string(padding));

@@ -32,32 +32,45 @@ void check_ffn_args(const Variable& x, const Variable& w1, const Variable& b1, c
   if (x.dim() < 1 || x.size(-1) != D) fail("input " + shape_str(x.shape()) + " should end in D = " + std::to_string(D));
   if (b1.defined() && b1.shape() != Shape{F}) fail("fc1 bias " + shape_str(b1.shape()) + " should be [" + std::to_string(F) + "]");
   if (b2.defined() && b2.shape() != Shape{D}) fail("fc2 bias " + shape_str(b2.shape()) + " should be [" + std::to_string(D) + "]");
+  // Weights in x's dtype; biases too, or float32 for bfloat16 x and weights (autocast).
+  const DType bias_dt = x.dtype() == DType::BFloat16 ? DType::Float32 : x.dtype();
   for (const Variable* v : {&w1, &b1, &w2, &b2})
-    if (v->defined() && (v->dtype() != x.dtype() || v->device() != x.device()))
-      fail("parameters must have the input's dtype and device (" + dtype_name(x.dtype()) + ", " + x.device().str() + ")");
+    if (v->defined() && (v->dtype() != ((v == &b1 || v == &b2) ? bias_dt : x.dtype()) || v->device() != x.device()))
+      fail("parameters must have the input's dtype and device (" + dtype_name(x.dtype()) + ", " + x.device().str() +
+           (x.dtype() == DType::BFloat16 ? "; float32 biases" : "") + ")");
 }
 }  // namespace
 
-Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, const Variable& w2, const Variable& b2,
-                  double p, bool training, int64_t block_rows) {
+Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b1, const Variable& w2_in,
+                  const Variable& b2, double p, bool training, int64_t block_rows) {
+  // Under autocast x, w1, w2 become bfloat16 (the weights from the weight-cast cache).
+  const Variable x = autocast(x_in, AutocastOp::FFN), w1 = autocast(w1_in, AutocastOp::FFN),
+                 w2 = autocast(w2_in, AutocastOp::FFN);
   check_ffn_args(x, w1, b1, w2, b2, p, block_rows);
   const double q = training ? p : 0.0;
   Tensor xc = x.data().contiguous();
+  // mixed: bfloat16 operands; the products, the bias + ReLU + dropout and the result in float32, the
+  // hidden layer kept in bfloat16 (fc2's operand). Otherwise everything in x's dtype.
+  const bool mixed = xc.dtype() == DType::BFloat16;
+  const DType ft = mixed ? DType::Float32 : xc.dtype();
   const int64_t F = w1.size(0), D = w1.size(1), M = xc.numel() / D;
   const int64_t R = block_rows > 0 ? block_rows : auto_block_rows(M, F, xc.device());
   Tensor x2 = xc.view({M, D}), W1 = w1.data(), W2 = w2.data();
   Tensor B1 = b1.defined() ? b1.data().contiguous() : Tensor(), B2 = b2.defined() ? b2.data().contiguous() : Tensor();
   uint64_t seed = 0, offset = 0;
   if (q > 0) std::tie(seed, offset) = next_random_offset((uint64_t)(M * F));
-  Tensor h = Tensor::empty({M, F}, xc.dtype(), xc.device()), y = Tensor::empty({M, D}, xc.dtype(), xc.device());
+  Tensor h = Tensor::empty({M, F}, xc.dtype(), xc.device()), y = Tensor::empty({M, D}, ft, xc.device());
+  Tensor hf = mixed ? Tensor::empty({std::min(R, M), F}, ft, xc.device()) : Tensor();  // float32 block
   if (B2.defined()) y.copy_(B2.view({1, D}));
   const Tensor W1t = W1.transpose(0, 1), W2t = W2.transpose(0, 1);
   for (int64_t r0 = 0; r0 < M; r0 += R) {
     const int64_t r1 = std::min(M, r0 + R);
     Tensor hb = h.slice(0, r0, r1), yb = y.slice(0, r0, r1);
-    matmul_out(hb, x2.slice(0, r0, r1), W1t, 0.0);
+    Tensor hw = mixed ? hf.slice(0, 0, r1 - r0) : hb;
+    matmul_out(hw, x2.slice(0, r0, r1), W1t, 0.0);
     // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would
-    bias_relu_dropout_out(hb, hb, B1, q, seed, offset + (uint64_t)(r0 * F));
+    bias_relu_dropout_out(hw, hw, B1, q, seed, offset + (uint64_t)(r0 * F));
+    if (mixed) hb.copy_(hw);  // rounded once to bfloat16: fc2's operand and what the graph keeps
     matmul_out(yb, hb, W2t, B2.defined() ? 1.0 : 0.0);
   }
   Shape os = xc.shape();
@@ -73,30 +86,40 @@ Variable ffn_relu(const Variable& x, const Variable& w1, const Variable& b1, con
         const size_t iw2 = has_b1 ? 3 : 2;
         const bool want_x = n[0], want_w1 = n[1], want_b1 = has_b1 && n[2], want_w2 = n[iw2],
                    want_b2 = has_b2 && n[iw2 + 1];
+        const bool mixed = h.dtype() == DType::BFloat16;
         Tensor gy = g.contiguous().view({M, D});
-        Tensor gx = want_x ? Tensor::empty({M, D}, gy.dtype(), gy.device()) : Tensor();
-        Tensor gw1 = want_w1 ? Tensor::zeros({F, D}, gy.dtype(), gy.device()) : Tensor();
-        Tensor gb1 = want_b1 ? Tensor::zeros({F}, gy.dtype(), gy.device()) : Tensor();
-        Tensor gw2 = want_w2 ? Tensor::zeros({D, F}, gy.dtype(), gy.device()) : Tensor();
+        const Tensor gyl = gy.to(h.dtype());  // the products' operand (bfloat16 when mixed)
+        const DType ft = gy.dtype();
+        Tensor gx = want_x ? Tensor::empty({M, D}, ft, gy.device()) : Tensor();
+        Tensor gw1 = want_w1 ? Tensor::zeros({F, D}, ft, gy.device()) : Tensor();
+        Tensor gb1 = want_b1 ? Tensor::zeros({F}, ft, gy.device()) : Tensor();
+        Tensor gw2 = want_w2 ? Tensor::zeros({D, F}, ft, gy.device()) : Tensor();
         Tensor gb2 = want_b2 ? nl::sum(gy, {0}) : Tensor();
         const bool want_h = want_x || want_w1 || want_b1;
         if (M > 0 && (want_h || want_w2)) {
-          Tensor gh = Tensor::empty({std::min(R, M), F}, gy.dtype(), gy.device());
-          Tensor gbb = want_b1 ? Tensor::empty({F}, gy.dtype(), gy.device()) : Tensor();
+          const int64_t rows = std::min(R, M);
+          Tensor gh = Tensor::empty({rows, F}, ft, gy.device());
+          Tensor ghl = mixed ? Tensor::empty({rows, F}, h.dtype(), gy.device()) : gh;  // gh as operand
+          Tensor hf = mixed ? Tensor::empty({rows, F}, ft, gy.device()) : Tensor();    // h block in float32
+          Tensor gbb = want_b1 ? Tensor::empty({F}, ft, gy.device()) : Tensor();
           for (int64_t r0 = 0; r0 < M; r0 += R) {
             const int64_t r1 = std::min(M, r0 + R);
             const double acc = r0 == 0 ? 0.0 : 1.0;  // weight gradients: the first block writes, later ones add
-            Tensor gyb = gy.slice(0, r0, r1), hb = h.slice(0, r0, r1);
+            Tensor gyb = gyl.slice(0, r0, r1), hb = h.slice(0, r0, r1);
             if (want_w2) matmul_out(gw2, gyb.transpose(0, 1), hb, acc);
             if (!want_h) continue;
             Tensor ghb = gh.slice(0, 0, r1 - r0);
             matmul_out(ghb, gyb, W2, 0.0);
-            bias_relu_dropout_backward_out(ghb, gbb, ghb, hb, q);
+            Tensor hw = mixed ? hf.slice(0, 0, r1 - r0) : hb;
+            if (mixed) hw.copy_(hb);
+            bias_relu_dropout_backward_out(ghb, gbb, ghb, hw, q);
             if (want_b1) binary_into(BinaryOp::Add, gb1, gb1, gbb);
-            if (want_w1) matmul_out(gw1, ghb.transpose(0, 1), x2.slice(0, r0, r1), acc);
+            Tensor ghbl = mixed ? ghl.slice(0, 0, r1 - r0) : ghb;
+            if (mixed) ghbl.copy_(ghb);
+            if (want_w1) matmul_out(gw1, ghbl.transpose(0, 1), x2.slice(0, r0, r1), acc);
             if (want_x) {
               Tensor gxb = gx.slice(0, r0, r1);
-              matmul_out(gxb, ghb, W1, 0.0);
+              matmul_out(gxb, ghbl, W1, 0.0);
             }
           }
         }

@@ -3,10 +3,14 @@
 
 namespace nl {
 
-Variable matmul(const Variable& a, const Variable& b) {
+Variable matmul(const Variable& a_in, const Variable& b_in) {
+  // Under autocast the operands are cast to bfloat16 (Cast nodes) and the product accumulates in float32.
+  const Variable a = autocast(a_in, AutocastOp::MatMul), b = autocast(b_in, AutocastOp::MatMul);
   Tensor x = a.data(), y = b.data();
   return make_result(nl::matmul(x, y), "MatMul", {a, b},
-                     [x, y](const Tensor& g, const std::vector<bool>& n) {
+                     [x, y](const Tensor& g_out, const std::vector<bool>& n) {
+                       // the gradient's products in the operands' dtype (float32 results for bfloat16 ones)
+                       const Tensor g = g_out.to(x.dtype());
                        Tensor ga, gb;
                        if (n[0]) ga = sum_to(nl::matmul(g, y.transpose(-1, -2)), x.shape());
                        if (n[1]) {
@@ -20,7 +24,10 @@ Variable matmul(const Variable& a, const Variable& b) {
                      {saved(x, "input a"), saved(y, "input b")});
 }
 
-Variable linear(const Variable& x, const Variable& w, const Variable& b) {
+Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b) {
+  // Under autocast x and W are cast to bfloat16 (W's copy from the weight-cast cache) and the product
+  // accumulates in float32 onto the float32 bias.
+  const Variable x = autocast(x_in, AutocastOp::Linear), w = autocast(w_in, AutocastOp::Linear);
   if (w.dim() != 2 || x.size(-1) != w.size(1))
     throw std::invalid_argument("linear: input " + shape_str(x.shape()) + " does not match weight " +
                                 shape_str(w.shape()) + " (expected [..., " + std::to_string(w.dim() == 2 ? w.size(1) : -1) +
@@ -39,10 +46,11 @@ Variable linear(const Variable& x, const Variable& w, const Variable& b) {
   return make_result(y.view(os), "Linear", inputs,
                      [xv, wv, in, out, has_b](const Tensor& g, const std::vector<bool>& n) {
                        Tensor g2 = g.reshape({-1, out});
+                       const Tensor gl = g2.to(xv.dtype());  // product operand (bfloat16 under autocast)
                        Tensor x2 = xv.reshape({-1, in});
                        std::vector<Tensor> r(has_b ? 3 : 2);
-                       if (n[0]) r[0] = nl::matmul(g2, wv).view(xv.shape());
-                       if (n[1]) r[1] = nl::matmul(g2.transpose(0, 1), x2);
+                       if (n[0]) r[0] = nl::matmul(gl, wv).view(xv.shape());
+                       if (n[1]) r[1] = nl::matmul(gl.transpose(0, 1), x2);
                        if (has_b && n[2]) r[2] = nl::sum(g2, {0});
                        return r;
                      },

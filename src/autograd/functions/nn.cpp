@@ -6,7 +6,8 @@
 
 namespace nl {
 namespace {
-Variable softmax_impl(const Variable& x, int64_t dim, bool log) {
+Variable softmax_impl(const Variable& x_in, int64_t dim, bool log) {
+  const Variable x = autocast(x_in, AutocastOp::Softmax);  // float32 under autocast
   const int d = wrap_dim(dim, x.dim(), "softmax");
   Tensor y = log ? nl::log_softmax(x.data(), d) : nl::softmax(x.data(), d);
   return make_result(y, log ? "LogSoftmax" : "Softmax", {x},
@@ -20,7 +21,8 @@ Variable softmax_impl(const Variable& x, int64_t dim, bool log) {
 Variable softmax(const Variable& x, int64_t dim) { return softmax_impl(x, dim, false); }
 Variable log_softmax(const Variable& x, int64_t dim) { return softmax_impl(x, dim, true); }
 
-Variable cross_entropy(const Variable& logits, const Tensor& target, double eps, int64_t ignore_index) {
+Variable cross_entropy(const Variable& logits_in, const Tensor& target, double eps, int64_t ignore_index) {
+  const Variable logits = autocast(logits_in, AutocastOp::CrossEntropy);  // the loss stays float32 under autocast
   CrossEntropyRows rows = cross_entropy_rows(logits.data(), target, ignore_index, eps);
   // The mean over the rows that are not ignored, counted where the batch is (no host round trip): the
   // divisor max(valid, 1) in float64, as a host count would give it, so the loss and its gradient keep

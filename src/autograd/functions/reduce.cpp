@@ -18,7 +18,8 @@ Shape kept_shape(const Shape& in, const std::vector<int64_t>& dims) {
 }
 }  // namespace
 
-Variable sum(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+Variable sum(const Variable& x_in, const std::vector<int64_t>& dims, bool keepdim) {
+  const Variable x = autocast(x_in, AutocastOp::Reduction);  // float32 under autocast
   Shape in = x.shape(), ks = kept_shape(in, dims);
   return make_result(nl::sum(x.data(), dims, keepdim), "Sum", {x},
                      [in, ks](const Tensor& g, const std::vector<bool>&) {
@@ -26,7 +27,8 @@ Variable sum(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) 
                      });
 }
 
-Variable mean(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+Variable mean(const Variable& x_in, const std::vector<int64_t>& dims, bool keepdim) {
+  const Variable x = autocast(x_in, AutocastOp::Reduction);  // float32 under autocast
   Shape in = x.shape(), ks = kept_shape(in, dims);
   const double n = (double)shape_numel(in) / (double)std::max<int64_t>(1, shape_numel(ks));
   return make_result(nl::mean(x.data(), dims, keepdim), "Mean", {x},
@@ -35,7 +37,8 @@ Variable mean(const Variable& x, const std::vector<int64_t>& dims, bool keepdim)
                      });
 }
 
-Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+Variable var(const Variable& x_in, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  const Variable x = autocast(x_in, AutocastOp::Reduction);  // float32 under autocast
   // Composite on purpose: the gradient through the mean is part of what the LayerNorm papers study.
   int64_t n = shape_numel(x.shape()) / std::max<int64_t>(1, shape_numel(kept_shape(x.shape(), dims)));
   if (n - correction <= 0)
@@ -45,7 +48,8 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
   return affine(sum(square(c), dims, keepdim), 1.0 / (double)(n - correction), 0.0);
 }
 
-Variable max(const Variable& x, int64_t dim, bool keepdim) {
+Variable max(const Variable& x_in, int64_t dim, bool keepdim) {
+  const Variable x = autocast(x_in, AutocastOp::Reduction);  // float32 under autocast
   const int d = wrap_dim(dim, x.dim(), "max");
   Tensor idx = nl::argmax(x.data(), d, true);
   Shape in = x.shape(), ks = kept_shape(in, {dim});

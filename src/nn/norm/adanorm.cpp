@@ -15,7 +15,8 @@ AdaNorm::AdaNorm(int64_t d, AdaNormConfig cfg) : Module("AdaNorm"), dim(d), cfg_
 
 AdaNorm::AdaNorm(int64_t d, double C, double k, LayerNormConfig norm) : AdaNorm(d, AdaNormConfig{C, k, norm}) {}
 
-Variable AdaNorm::forward(const Variable& x) {
+Variable AdaNorm::forward(const Variable& x_in) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   if (x.dim() < 1 || x.size(-1) != dim)
     throw std::invalid_argument("AdaNorm(" + std::to_string(dim) + "): input " + shape_str(x.shape()) +
                                 " must end in " + std::to_string(dim));

@@ -50,7 +50,8 @@ BatchNorm::BatchNorm(int64_t d, BatchNormConfig cfg, DType dtype) : MaskedNorm("
   register_buffer("num_batches_tracked", Tensor::scalar(0, DType::Int64));
 }
 
-Variable BatchNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
+Variable BatchNorm::forward_masked(const Variable& x_in, const Tensor& pad_mask) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   const std::string who = "BatchNorm(" + std::to_string(dim) + ")";
   Rows r = to_rows(x, dim, who);
   KeptRows k = keep_weights(pad_mask, r, x.dtype(), who);

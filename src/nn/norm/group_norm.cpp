@@ -59,12 +59,14 @@ GroupedNorm::GroupedNorm(const std::string& type_name, int64_t d, GroupNormConfi
   register_affine(*this, d, cfg.affine, dtype, weight, bias);
 }
 
-Variable GroupNorm::forward(const Variable& x) {
+Variable GroupNorm::forward(const Variable& x_in) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   Rows r = to_rows(x, dim, "GroupNorm(" + std::to_string(dim) + ")");
   return r.image ? normalize_image_groups(x, r.shape) : normalize_rows(r);
 }
 
-Variable InstanceNorm::forward(const Variable& x) {
+Variable InstanceNorm::forward(const Variable& x_in) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   const std::string who = "InstanceNorm(" + std::to_string(dim) + ")";
   if (x.dim() != 4)
     throw std::invalid_argument(who + ": input must be images [N, C, H, W], got " + shape_str(x.shape()) +
@@ -82,7 +84,8 @@ Variable GroupedNorm::normalize_image_groups(const Variable& x, const Shape& s) 
   return add(mul(y, reshape(weight, {1, dim, 1, 1})), reshape(bias, {1, dim, 1, 1}));
 }
 
-Variable LayerNormG::forward(const Variable& x) {
+Variable LayerNormG::forward(const Variable& x_in) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   return normalize_rows(to_rows(x, dim, "LayerNormG(" + std::to_string(dim) + ")"));  // images: one row per pixel
 }
 

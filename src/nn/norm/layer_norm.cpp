@@ -97,7 +97,8 @@ LayerNorm::LayerNorm(int64_t d, LayerNormConfig cfg, DType dtype) : Module("Laye
   }
 }
 
-Variable LayerNorm::forward(const Variable& x) {
+Variable LayerNorm::forward(const Variable& x_in) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   if (x.dim() < 1 || x.size(-1) != dim)
     throw std::invalid_argument("LayerNorm(" + std::to_string(dim) + "): input " + shape_str(x.shape()) +
                                 " must end in " + std::to_string(dim));

@@ -49,7 +49,8 @@ PowerNormV::PowerNormV(int64_t d, PowerNormVConfig cfg, DType dtype) : MaskedNor
   register_power_buffers(*this, d, dtype);
 }
 
-Variable PowerNormV::forward_masked(const Variable& x, const Tensor& pad_mask) {
+Variable PowerNormV::forward_masked(const Variable& x_in, const Tensor& pad_mask) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   const std::string who = "PowerNormV(" + std::to_string(dim) + ")";
   Rows r = to_rows(x, dim, who);
   KeptRows k = keep_weights(pad_mask, r, x.dtype(), who);
@@ -108,7 +109,8 @@ int64_t PowerNorm::next_iter() {
   return ++iters_host_;
 }
 
-Variable PowerNorm::forward_masked(const Variable& x, const Tensor& pad_mask) {
+Variable PowerNorm::forward_masked(const Variable& x_in, const Tensor& pad_mask) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   const std::string who = "PowerNorm(" + std::to_string(dim) + ")";
   Rows r = to_rows(x, dim, who);
   KeptRows k = keep_weights(pad_mask, r, x.dtype(), who);

@@ -21,7 +21,8 @@ RMSNorm::RMSNorm(int64_t d, RMSNormConfig cfg, DType dtype) : Module("RMSNorm"),
   if (cfg.bias) bias = register_parameter("bias", Tensor::zeros({d}, dtype));
 }
 
-Variable RMSNorm::forward(const Variable& x) {
+Variable RMSNorm::forward(const Variable& x_in) {
+  const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   Rows r = to_rows(x, dim, "RMSNorm(" + std::to_string(dim) + ")");
   return from_rows(apply_affine(group_scale(r.rows, 1, cfg_.eps), weight, bias), r);
 }

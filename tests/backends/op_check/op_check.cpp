@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/mixed_precision.h"
 #include "tensor/ops.h"
 
 namespace nltest::opcheck {
@@ -52,13 +53,20 @@ std::vector<OpCase> build() {
     be.fill(o.desc(), 0.37);
     return Ins{o};
   });
-  add("copy.cast", kExact, [](DType t, std::mt19937& r) { return Ins{randn({31, 17}, t, r)}; },
+  add("copy.cast", kExactAll, [](DType t, std::mt19937& r) { return Ins{randn({31, 17}, t, r)}; },
       [](Backend& be, Device d, DType t, const Ins& in) {
         Tensor o = out({31, 17}, other(t), d);
         be.copy(o.desc(), in[0].desc());
         return Ins{o};
       });
-  add("copy.transposed", kExact, [](DType t, std::mt19937& r) { return Ins{randn({13, 29}, t, r)}; },
+  add("copy.to_bf16", bf16_only(0.0),  // float32 -> bfloat16, round to nearest even (the vector paths)
+      [](DType, std::mt19937& r) { return Ins{randn({67, 33}, DType::Float32, r)}; },
+      [](Backend& be, Device d, DType, const Ins& in) {
+        Tensor o = out({67, 33}, DType::BFloat16, d);
+        be.copy(o.desc(), in[0].desc());
+        return Ins{o};
+      });
+  add("copy.transposed", kExactAll, [](DType t, std::mt19937& r) { return Ins{randn({13, 29}, t, r)}; },
       [](Backend& be, Device d, DType t, const Ins& in) {
         Tensor o = out({29, 13}, t, d);
         be.copy(o.desc(), in[0].transpose(0, 1).desc());
@@ -163,6 +171,53 @@ std::vector<OpCase> build() {
         Tensor o = in[2].clone();  // scores[s, h] = Q[s, :, h] K[s, :, h]^T, Q [S, Tq, H, dh], K [S, Tk, H, dh]
         be.gemm_grid(t, false, true, 7, 6, 9, 0.5, in[0].desc().data, 4 * 9, 9, 7 * 4 * 9, in[1].desc().data, 4 * 9, 9,
                      6 * 4 * 9, 0.25, o.desc().data, 6, 7 * 6, 4 * 7 * 6, 4, 3, d.index);
+        return Ins{o};
+      });
+  // ---- core: mixed-precision products (bfloat16 operands, float32 accumulation; Backend::gemm_mixed) ----
+  struct MixedCase {
+    const char* name;
+    bool ta, tb, bias, relu, c_bf16;
+    double beta;
+  };
+  for (const MixedCase& mc : {MixedCase{"gemm_mixed.nn_bias_relu", false, false, true, true, false, 0.0},
+                              MixedCase{"gemm_mixed.tn_beta", true, false, false, false, false, 1.0},
+                              MixedCase{"gemm_mixed.nt_bf16_out", false, true, true, false, true, 0.0}}) {
+    const int64_t M = 33, N = 29, K = 47;
+    // a bfloat16 result may round the other way where the two float32 sums straddle a tie
+    add(mc.name, bf16_only(mc.c_bf16 ? 1e-5 : 1e-10),
+        [=](DType, std::mt19937& r) {
+          return Ins{randn({M * K}, DType::BFloat16, r), randn({K * N}, DType::BFloat16, r),
+                     randn({M * N}, mc.c_bf16 ? DType::BFloat16 : DType::Float32, r), randn({N}, DType::Float32, r)};
+        },
+        [=](Backend& be, Device d, DType, const Ins& in) {
+          Tensor o = in[2].clone();
+          nl::MixedGemm g;
+          g.c = o.dtype();
+          g.M = M, g.N = N, g.K = K, g.beta = mc.beta, g.alpha = 0.5;
+          g.A = {in[0].desc().data, mc.ta ? M : K, 0, 0, mc.ta};
+          g.B = {in[1].desc().data, mc.tb ? K : N, 0, 0, mc.tb};
+          g.C = o.desc().data, g.ldc = N;
+          g.bias = mc.bias ? static_cast<const float*>(in[3].desc().data) : nullptr;
+          g.relu = mc.relu;
+          g.device_index = d.index;
+          be.gemm_mixed(g);
+          return Ins{o};
+        });
+  }
+  add("gemm_mixed.heads_grid", bf16_only(1e-10),  // attention's per-sequence x per-head products under autocast
+      [](DType, std::mt19937& r) {
+        return Ins{randn({3, 7, 4, 9}, DType::BFloat16, r), randn({3, 6, 4, 9}, DType::BFloat16, r),
+                   randn({3, 4, 7, 6}, DType::Float32, r)};
+      },
+      [](Backend& be, Device d, DType, const Ins& in) {
+        Tensor o = in[2].clone();  // scores[s, h] = Q[s, :, h] K[s, :, h]^T, Q [S, Tq, H, dh], K [S, Tk, H, dh]
+        nl::MixedGemm g;
+        g.M = 7, g.N = 6, g.K = 9, g.batch = 4, g.outer = 3;
+        g.A = {in[0].desc().data, 4 * 9, 9, 7 * 4 * 9, false};
+        g.B = {in[1].desc().data, 4 * 9, 9, 6 * 4 * 9, true};
+        g.C = o.desc().data, g.ldc = 6, g.strideC = 7 * 6, g.outerC = 4 * 7 * 6;
+        g.device_index = d.index;
+        be.gemm_mixed(g);
         return Ins{o};
       });
   // ---- fused: softmax, dropout, FFN activation ----
@@ -356,7 +411,7 @@ const std::vector<OpCase>& op_cases() {
 }
 
 const std::vector<DType>& op_check_dtypes() {
-  static const std::vector<DType> d = {DType::Float32, DType::Float64};
+  static const std::vector<DType> d = {DType::Float32, DType::Float64, DType::BFloat16};
   return d;
 }
 
@@ -367,6 +422,9 @@ std::vector<Result> run_op_checks(Device dev, const std::vector<DType>& dtypes, 
   for (const OpCase& c : op_cases()) {
     if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
     for (DType t : dtypes) {
+      if (c.tol.of(t) < 0) continue;  // the op does not take this dtype
+      // the CPU reference of a mixed-precision product needs oneDNN (a build without it has no such rows)
+      if (c.name.rfind("gemm_mixed", 0) == 0 && !nl::cpu_bf16_products_available()) continue;
       Result r;
       r.op = c.name;
       r.dtype = nl::dtype_name(t);

@@ -5,7 +5,8 @@
 // (sum (dev - cpu)^2 / sum cpu^2) against a per-op, per-dtype bound; 0 means bit-exact. The table of
 // cases (op_check.cpp) is the one list of ops; normlab_op_check (op_check_main.cpp) runs it on a GPU
 // (scripts/gpu-check.sh), and the suite runs it against the fake device as a self-test
-// (test_op_check.cpp). A dtype is a row: bf16 joins by adding it to kOpCheckDtypes and a bound per op.
+// (test_op_check.cpp). A dtype is a row; the bfloat16 row holds the ops that take bfloat16 (casts, copies,
+// the mixed-precision products), the others have no bfloat16 bound and no such row.
 #include <functional>
 #include <random>
 #include <string>
@@ -16,13 +17,20 @@
 
 namespace nltest::opcheck {
 
-/// NMSE bounds of one op per dtype (0: the device must give the CPU's bits).
+/// NMSE bounds of one op per dtype (0: the device must give the CPU's bits; negative: the op does not take
+/// that dtype, no row).
 struct Tol {
-  double f32 = 1e-10, f64 = 1e-24;
-  double of(nl::DType t) const { return t == nl::DType::Float64 ? f64 : f32; }
+  double f32 = 1e-10, f64 = 1e-24, bf16 = -1;
+  double of(nl::DType t) const {
+    return t == nl::DType::Float64 ? f64 : t == nl::DType::BFloat16 ? bf16 : f32;
+  }
 };
-/// Bit-exact in every dtype.
+/// Bit-exact in float32 and float64 (no bfloat16 row).
 constexpr Tol kExact{0.0, 0.0};
+/// Bit-exact in every dtype, bfloat16 included (casts and copies).
+constexpr Tol kExactAll{0.0, 0.0, 0.0};
+/// Only a bfloat16 row, with NMSE bound `b` (the mixed-precision products).
+constexpr Tol bf16_only(double b) { return Tol{-1, -1, b}; }
 
 /// One kernel call. `inputs` makes the host inputs for a dtype; `run` calls the kernel of `be` on
 /// inputs already on `dev` and returns its outputs (allocated on `dev`).
@@ -36,7 +44,7 @@ struct OpCase {
 
 /// Every case, in a fixed order.
 const std::vector<OpCase>& op_cases();
-/// The dtype rows (float32, float64; bf16 once the backends have it).
+/// The dtype rows: float32, float64, bfloat16.
 const std::vector<nl::DType>& op_check_dtypes();
 
 /// The result of one (op, dtype) row.
