@@ -48,14 +48,17 @@ void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, c
       }
       const double var = ss / nv;
       const double D = o.eps_inside ? std::sqrt(var + o.eps) : std::sqrt(var) + o.eps;
-      const T inv = T(1.0 / D), m = T(mu);
+      // x - mu as (x - m) - lo with m the mean rounded to T and lo = mu - m: x - m is exact for x near m
+      // (Sterbenz), so a near-constant float32 row (|mu| >> std) keeps the digits of the double mean
+      // that m alone would lose (issue 28; without lo, 1000 + noise of 1e-2 shifted y by ~3e-3).
+      const T inv = T(1.0 / D), m = T(mu), lo = T(mu - (double)m);
       T* yr = yp + r * H;
       if (wp && bp)
-        for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv * wp[i] + bp[i];
+        for (int64_t i = 0; i < H; ++i) yr[i] = ((xr[i] - m) - lo) * inv * wp[i] + bp[i];
       else if (wp)
-        for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv * wp[i];
+        for (int64_t i = 0; i < H; ++i) yr[i] = ((xr[i] - m) - lo) * inv * wp[i];
       else
-        for (int64_t i = 0; i < H; ++i) yr[i] = (xr[i] - m) * inv + (bp ? bp[i] : T(0));
+        for (int64_t i = 0; i < H; ++i) yr[i] = ((xr[i] - m) - lo) * inv + (bp ? bp[i] : T(0));
       mp[r] = m;
       rp[r] = inv;
     }
@@ -69,13 +72,13 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
   const int64_t H = x.shape[x.ndim - 1], R = H ? x.numel() / H : 0;  // H = 0: nothing to normalise
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
   const bool through_mean = o.center && !o.detach_mean;
+  (void)mean;  // recomputed in double per row (below); the saved mean is the forward's output for callers
   const bool want_w = gweight.data != nullptr, want_b = gbias.data != nullptr;
   cpu::RowChunks chunks(R, H, (want_w || want_b) ? 2 * H : 0);  // per chunk: dw [H], db [H]
   dispatch_floating(x.dtype, "layer_norm backward", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data);
     const T* gp = static_cast<const T*>(gy.data);
-    const T* mp = static_cast<const T*>(mean.data);
     const T* rp = static_cast<const T*>(rstd.data);
     const T* wp = static_cast<const T*>(weight.data);
     T* op = static_cast<T*>(gx.data);
@@ -85,7 +88,15 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
       for (int64_t r = r0; r < r1; ++r) {
         const T *xr = xp + r * H, *gr = gp + r * H;
         T* out = op + r * H;
-        const double mu = mp[r], inv = rp[r], D = 1.0 / inv;
+        // The mean again in double from the row (in cache): the saved one is rounded to T, which for a
+        // near-constant float32 row is off by up to half an ulp of |mu|, a large part of the deviations.
+        double mu = 0;
+        if (o.center) {
+#pragma omp simd reduction(+ : mu)
+          for (int64_t i = 0; i < H; ++i) mu += xr[i];
+          mu /= (double)H;
+        }
+        const double inv = rp[r], D = 1.0 / inv;
         if (aw)
 #pragma omp simd
           for (int64_t i = 0; i < H; ++i) {

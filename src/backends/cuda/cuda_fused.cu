@@ -119,9 +119,10 @@ __global__ void layer_norm_kernel(T* y, T* mean, T* rstd, const T* xv, const T* 
   }
   const double var = block_sum(lss) / nv;
   const double D = o.eps_inside ? sqrt(var + o.eps) : sqrt(var) + o.eps;
-  const T inv = T(1.0 / D), m = T(mu);
+  // x - mu as (x - m) - lo (m: mu rounded to T, lo = mu - m), as the CPU kernel (cpu_norm.cpp, issue 28)
+  const T inv = T(1.0 / D), m = T(mu), lo = T(mu - (double)m);
   for (int64_t i = threadIdx.x; i < H; i += blockDim.x)
-    y[r * H + i] = (x[i] - m) * inv * (w ? w[i] : T(1)) + (b ? b[i] : T(0));  // y = g ⊙ n + b (Eq. 1)
+    y[r * H + i] = ((x[i] - m) - lo) * inv * (w ? w[i] : T(1)) + (b ? b[i] : T(0));  // y = g ⊙ n + b (Eq. 1)
   if (threadIdx.x == 0) {
     mean[r] = m;
     rstd[r] = inv;
@@ -132,7 +133,15 @@ __global__ void layer_norm_backward_kernel(T* gx, const T* gy, const T* xv, cons
                                            int64_t H, NormKernelOpts o, double nv) {
   const int64_t r = blockIdx.x;
   const T *x = xv + r * H, *gyr = gy + r * H;
-  const double mu = mean[r], inv = rstd[r], D = 1.0 / inv;
+  // The mean again in double (the saved one is rounded to T), as the CPU kernel.
+  (void)mean;
+  double mu = 0;
+  if (o.center) {
+    double ls = 0;
+    for (int64_t i = threadIdx.x; i < H; i += blockDim.x) ls += x[i];
+    mu = block_sum(ls) / (double)H;
+  }
+  const double inv = rstd[r], D = 1.0 / inv;
   // The closed form runs on g = w ⊙ dL/dy (w = 1 without a weight).
   auto g = [&](int64_t i) { return w ? (double)gyr[i] * (double)w[i] : (double)gyr[i]; };
   double lg = 0, lS = 0;

@@ -53,8 +53,14 @@ Variable safe_sqrt(const Variable& v) {
   return where(pos, sqrt(where(pos, v, ones)), zeros);
 }
 
-// Composite twin of layer_norm_fused: primitive ops, with detach nodes where the variant cuts.
-Variable normalize_composite(const Variable& x, const LayerNormConfig& c) {
+// Composite twin of layer_norm_fused: primitive ops, with detach nodes where the variant cuts. A float32
+// input is normalised in float64 (Cast nodes on either side, seen in Tape::dump()), as the fused kernel
+// and PyTorch's CPU LayerNorm accumulate their statistics in double: in float32 the row mean of a
+// near-constant row loses the digits that x - mu keeps, ~2.5e-4 relative error in dx (issue 28).
+Variable normalize_composite(const Variable& x_in, const LayerNormConfig& c) {
+  const bool widen = x_in.dtype() == DType::Float32;
+  if (widen) return to_dtype(normalize_composite(to_dtype(x_in, DType::Float64), c), DType::Float32);
+  const Variable& x = x_in;
   const int64_t H = x.size(-1);
   Variable mu = mean(x, {-1}, /*keepdim=*/true);
   Variable d = sub(x, c.detach_mean ? detach(mu) : mu);  // numerator x - mu (mu cut for detach-mean)

@@ -21,7 +21,8 @@
 //
 // Two implementations, tested equal (tests/nn/test_norm_equivalence.cpp):
 //   composite: primitive Variable ops (mean, sub, square, sum, sqrt, div) with nl::detach nodes exactly
-//              where a variant cuts gradient, so Tape::dump() shows the cut;
+//              where a variant cuts gradient, so Tape::dump() shows the cut; a float32 input is
+//              normalised in float64 between two Cast nodes (statistics in double, as the fused kernel);
 //   fused:     nl::layer_norm_fused, one kernel forward and the closed-form backward above.
 #include <string>
 
