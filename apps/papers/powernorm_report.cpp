@@ -2,6 +2,7 @@
 
 #include "engine/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -180,15 +181,14 @@ Series percent_series(const BatchStatsRun& run, const std::string& field, const 
 }  // namespace
 
 std::vector<std::string> write_powernorm_figures(const fs::path& out, const PowerNormProbes& p) {
-  const BatchStatsRun* rbn = nullptr;
-  const BatchStatsRun* tbn = nullptr;
-  const BatchStatsRun* tpnv = nullptr;
-  for (const auto& r : p.resnet)
-    if (r.norm == "batchnorm") rbn = &r;
-  for (const auto& r : p.mt) {
-    if (r.norm == "batchnorm") tbn = &r;
-    if (r.norm == "powernorm-v") tpnv = &r;
-  }
+  // The probe run of one norm (the figures' data, as the paper's figure captions name them), or null.
+  auto probe_of = [](const std::vector<BatchStatsRun>& runs, const std::string& norm) -> const BatchStatsRun* {
+    const auto it = std::find_if(runs.begin(), runs.end(), [&](const BatchStatsRun& r) { return r.norm == norm; });
+    return it == runs.end() ? nullptr : &*it;
+  };
+  const BatchStatsRun* rbn = probe_of(p.resnet, "batchnorm");
+  const BatchStatsRun* tbn = probe_of(p.mt, "batchnorm");
+  const BatchStatsRun* tpnv = probe_of(p.mt, "powernorm-v");
   auto two = [](const BatchStatsRun* a, const std::string& an, const BatchStatsRun* b, const std::string& bn, const std::string& field) {
     std::vector<Series> s;
     if (a) s.push_back(percent_series(*a, field, an));
