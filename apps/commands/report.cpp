@@ -9,6 +9,7 @@
 #include "common/command_registry.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
+#include "engine/precision_comparison.h"
 #include "engine/task_registry.h"
 #include "engine/task_reproduction.h"
 #include "papers/powernorm_report.h"
@@ -55,19 +56,28 @@ struct PnReport {
   }
 };
 
-// A task's own reproduction (config, 3 seeds, the LayerNorm family), looked up.
+// A task's own reproduction (config and flags; by default 3 seeds of the LayerNorm family), looked up.
 struct TaskReport {
   TaskInvocation inv;
   TaskReproduction what;
   std::vector<RunRecord> records;
-  TaskReport(const ReportArgs& a, const std::string& task, const std::string& config) {
+  TaskReport(const ReportArgs& a, const std::string& task, const std::string& config,
+             const std::map<std::string, std::string>& flags = {}, TaskReproduction asked = {}) {
     for (const auto& e : task_registry())
       if (e.name == task) inv.task = e.make();
     if (!inv.task) throw std::invalid_argument("report: task '" + task + "' is not built into this binary");
-    inv.settings = resolve_task_settings(*inv.task, config, {}, &inv.config_source);
-    what = {3, checked_variants(*inv.task, inv.settings, {})};
+    inv.settings = resolve_task_settings(*inv.task, config, flags, &inv.config_source);
+    what = {asked.seeds, checked_variants(*inv.task, inv.settings, asked.variants)};
     records = run_experiment(task_reproduction_runs(inv, what), lookup_options(a));
   }
+};
+
+// The same reproduction in float32 and with --bf16 (issue 26: results unchanged in substance), looked up.
+struct PrecisionReport {
+  TaskReport f32, bf16;
+  PrecisionReport(const ReportArgs& a, const std::string& task, const std::string& config, TaskReproduction what)
+      : f32(a, task, config, {}, what), bf16(a, task, config, {{"bf16", "true"}}, what) {}
+  std::string table() const { return format_precision_comparison(f32.inv, f32.what, f32.records, bf16.records); }
 };
 
 void run(const ReportArgs& a) {
@@ -92,6 +102,8 @@ void run(const ReportArgs& a) {
       {"xu2019/claims", [&] { return format_xu2019_claims(get_xu().columns, get_xu().records); }},
       {"powernorm/claims", [&] { return format_powernorm_claims(get_pn().records); }},
       {"mnist/one-epoch", [&] { return format_task_reproduction(get_mnist1().inv, get_mnist1().what, get_mnist1().records); }},
+      {"precision/mnist/one-epoch", [&] { return PrecisionReport(a, "mnist", "one-epoch", {3, {}}).table(); }},
+      {"precision/mt/multi30k", [&] { return PrecisionReport(a, "mt", "multi30k", {1, {"layernorm"}}).table(); }},
   };
   auto generate = [&](const std::string& name) {
     auto it = blocks.find(name);
