@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "autograd/functions.h"
 #include "nn/init.h"
 
 namespace nl {
@@ -66,14 +67,20 @@ Variable MultiheadAttention::forward(const Variable& query, const Variable& key,
                                 std::to_string(kdim) + "], value [B, Tk, " + std::to_string(vdim) + "]; got query " +
                                 shp(query) + ", key " + shp(key) + ", value " + shp(value));
   const int64_t B = query.size(0), Tq = query.size(1);
-  Variable q = split_heads((*q_proj)(query));
+  // Under autocast the projections take bfloat16 operands: each distinct input is cast once here (self-
+  // attention reads one tensor three times, encoder-decoder attention its memory twice), not once per
+  // projection; without autocast these are the inputs themselves.
+  const Variable qx = autocast(query, AutocastOp::Linear);
+  Variable q = split_heads((*q_proj)(qx));
   Variable k, v;
   if (reuse) {
     k = Variable(o.cache->k);
     v = Variable(o.cache->v);
   } else {
-    k = split_heads((*k_proj)(key));
-    v = split_heads((*v_proj)(value));
+    const Variable kx = key.impl() == query.impl() ? qx : autocast(key, AutocastOp::Linear);
+    const Variable vx = value.impl() == key.impl() ? kx : autocast(value, AutocastOp::Linear);
+    k = split_heads((*k_proj)(kx));
+    v = split_heads((*v_proj)(vx));
     if (o.cache) {
       if (!o.static_kv && o.cache->k.defined()) {
         k = cat({Variable(o.cache->k), k}, 2);
