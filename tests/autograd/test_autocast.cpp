@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "bf16_test_util.h"
 #include "backends/mixed_precision.h"
 #include "nn/transformer/transformer.h"
 #include "optim/optimizer.h"
@@ -19,24 +20,11 @@
 #include "../nn/transformer_test_util.h"
 
 using namespace nl;
+using nltest::EnvGuard;
 using nltest::max_abs_diff;
 using Catch::Matchers::Contains;
 
 namespace {
-
-#define NL_SKIP_WITHOUT_ONEDNN()                                                                             \
-  do {                                                                                                       \
-    if (!cpu_bf16_products_available()) {                                                                    \
-      std::cout << nltest::kSkipMarker << " normlab was built without oneDNN (libdnnl-dev)" << std::endl; \
-      return;                                                                                                \
-    }                                                                                                        \
-  } while (0)
-
-struct EnvGuard {  // sets an environment variable for a scope
-  const char* name;
-  EnvGuard(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~EnvGuard() { unsetenv(name); }
-};
 
 Tensor round_bf16(const Tensor& t) { return t.to(DType::BFloat16).to(DType::Float32); }
 

@@ -11,29 +11,17 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "bf16_test_util.h"
 #include "backends/cpu/cpu_features.h"
 #include "backends/mixed_precision.h"
 #include "tensor/ops.h"
 #include "test_paths.h"
 
 using namespace nl;
+using nltest::EnvGuard;
 using Catch::Matchers::Contains;
 
 namespace {
-
-#define NL_SKIP_WITHOUT_ONEDNN()                                                                  \
-  do {                                                                                            \
-    if (!cpu_bf16_products_available()) {                                                         \
-      std::cout << nltest::kSkipMarker << " normlab was built without oneDNN (libdnnl-dev)" << std::endl; \
-      return;                                                                                     \
-    }                                                                                             \
-  } while (0)
-
-struct EnvGuard {  // sets an environment variable for a scope
-  const char* name;
-  EnvGuard(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~EnvGuard() { unsetenv(name); }
-};
 
 Tensor bf16_randn(const Shape& s, uint64_t seed) {
   manual_seed(seed);

@@ -3,6 +3,7 @@
 // precision is refused with the reason; a task reproduction keeps bf16 runs in their own registry column.
 #include <catch2/catch.hpp>
 
+#include "bf16_test_util.h"
 #include "cli_util.h"
 
 #include <filesystem>
@@ -35,13 +36,6 @@ std::pair<double, double> loss_ends(const fs::path& metrics) {
     if (l.contains("train_loss")) (first < 0 ? first : last) = l["train_loss"].get<double>();
   return {first, last};
 }
-#define NL_SKIP_WITHOUT_ONEDNN()                                                                             \
-  do {                                                                                                       \
-    if (!nl::cpu_bf16_products_available()) {                                                                \
-      std::cout << nltest::kSkipMarker << " normlab was built without oneDNN (libdnnl-dev)" << std::endl; \
-      return;                                                                                                \
-    }                                                                                                        \
-  } while (0)
 }  // namespace
 
 TEST_CASE("bf16 e2e: MNIST in mixed precision learns, records its precision, keeps float32 checkpoints, and "

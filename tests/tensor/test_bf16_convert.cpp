@@ -10,11 +10,13 @@
 #include <random>
 #include <vector>
 
+#include "bf16_test_util.h"
 #include "backends/cpu/bf16_convert.h"
 #include "backends/mixed_precision.h"
 #include "tensor/ops.h"
 
 using namespace nl;
+using nltest::EnvGuard;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -61,12 +63,6 @@ std::vector<uint16_t> convert(cpu::Bf16Path p, const std::vector<uint32_t>& bits
   cpu::float_to_bf16(p, in.data(), out.data(), (int64_t)in.size());
   return out;
 }
-
-struct EnvGuard {  // sets an environment variable for a scope
-  const char* name;
-  EnvGuard(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~EnvGuard() { unsetenv(name); }
-};
 
 }  // namespace
 
