@@ -15,6 +15,7 @@
 #include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
+#include "report/bench_records.h"
 #include "report/doc_blocks.h"
 
 namespace nlapp {
@@ -104,6 +105,7 @@ void run(const ReportArgs& a) {
       {"mnist/one-epoch", [&] { return format_task_reproduction(get_mnist1().inv, get_mnist1().what, get_mnist1().records); }},
       {"precision/mnist/one-epoch", [&] { return PrecisionReport(a, "mnist", "one-epoch", {3, {}}).table(); }},
       {"precision/mt/multi30k", [&] { return PrecisionReport(a, "mt", "multi30k", {1, {"layernorm"}}).table(); }},
+      {"bench/bf16", [&] { return format_bf16_bench_records(fs::path(a.registry) / "bench"); }},
   };
   auto generate = [&](const std::string& name) {
     auto it = blocks.find(name);
