@@ -29,7 +29,9 @@ void run(TaskInvocation& inv, const ReproduceArgs& args) {
   TaskReproduction a{args.seeds, checked_variants(*inv.task, inv.settings, args.variants)};
   const auto& info = inv.task->info();
   ExperimentOptions opt;
-  opt.out = args.out.empty() ? "runs/reproduce-" + info.name : args.out;
+  // One working folder per registry column: another config or precision is another set of runs, whose
+  // checkpoints must not meet (a resume in another precision is refused, rightly).
+  opt.out = args.out.empty() ? fs::path("runs/reproduce-" + info.name) / registry_column(inv) : fs::path(args.out);
   opt.registry = registry_root(args.registry);
   const std::vector<ExperimentRun> runs = task_reproduction_runs(inv, a);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_task_reproduction(inv, a, opt.out, rec); };
@@ -53,7 +55,7 @@ void setup(CLI::App& app) {
                     "with --groups G (default: the LayerNorm family of Xu et al. the task offers)")
         ->delimiter(',')
         ->check(CLI::IsMember(nl::all_norm_names()));
-    sub->add_option("--out", a->out, "Working folder: runs with their checkpoints, results.md, curves (default runs/reproduce-<task>)");
+    sub->add_option("--out", a->out, "Working folder: runs with their checkpoints, results.md, curves (default runs/reproduce-<task>/<column>, the column as in the registry: one-epoch, one-epoch+bf16, ...)");
     add_registry_flags(sub, a->registry);
   };
   verb.run = [a](TaskInvocation& inv) { run(inv, *a); };

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tasks/mnist.h"
+#include "backends/mixed_precision.h"
 #include "test_paths.h"
 
 namespace fs = std::filesystem;
@@ -59,6 +60,32 @@ TEST_CASE("reproduce mnist: tiny runs train once and are reused on a second call
   CHECK(rc4 == 0);
   CHECK_THAT(text4, Contains("[run 1 of 1] none-seed1"));
   fs::remove_all(out);
+}
+
+TEST_CASE("reproduce mnist: the default working folder is one per registry column (config, precision)",
+          "[e2e][experiment]") {
+  NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
+  const fs::path cwd = temp_dir("columns");
+  fs::create_directories(cwd);
+  const std::string cmd = "reproduce mnist --variants layernorm --seeds 1 --max-update 2 --quiet --no-registry";
+  const std::string in_cwd = "cd " + cwd.string() + " &&";
+  // float32, then the same runs in mixed precision: their checkpoints must not meet (a resume in the other
+  // precision is refused), so each column trains in its own folder.
+  auto [rc, text] = run_cli(cmd, in_cwd);
+  INFO(text);
+  REQUIRE(rc == 0);
+  CHECK(fs::exists(cwd / "runs" / "reproduce-mnist" / "default" / "runs" / "layernorm-seed1"));
+  if (nl::cpu_bf16_products_available()) {
+    auto [rc2, text2] = run_cli(cmd + " --bf16", in_cwd);
+    INFO(text2);
+    CHECK(rc2 == 0);
+    CHECK(fs::exists(cwd / "runs" / "reproduce-mnist" / "default+bf16" / "runs" / "layernorm-seed1"));
+  }
+  auto [rc3, text3] = run_cli(cmd + " --config one-epoch", in_cwd);
+  INFO(text3);
+  CHECK(rc3 == 0);
+  CHECK(fs::exists(cwd / "runs" / "reproduce-mnist" / "one-epoch" / "runs" / "layernorm-seed1"));
+  fs::remove_all(cwd);
 }
 
 TEST_CASE("reproduce xu2019: missing data and an unknown --tasks stop the start", "[e2e][experiment]") {
