@@ -47,15 +47,19 @@ std::string format_precision_comparison(const TaskInvocation& inv, const TaskRep
     const Cell a = cell_of(float32, v, metric), b = cell_of(bf16, v, metric);
     const bool both = !a.metric.empty() && !b.metric.empty();
     char diff[32] = "—";
-    if (both) std::snprintf(diff, sizeof diff, "%+.2f", mean_of(b.metric) - mean_of(a.metric));
+    if (both) {
+      const double d = mean_of(b.metric) - mean_of(a.metric);
+      std::snprintf(diff, sizeof diff, "%+.2f", std::fabs(d) < 0.005 ? 0.0 : d);  // no "-0.00"
+    }
     rows.push_back({v, with_n(a.metric), with_n(b.metric), diff,
                     format_fixed(mean_of(a.minutes), 1) + " / " + format_fixed(mean_of(b.minutes), 1),
                     format_fixed(mean_of(a.rate), 0) + " / " + format_fixed(mean_of(b.rate), 0)});
   }
   std::string out = "Task `" + info.name + "`, config `" + registry_column(inv) + "` (float32) against `" +
                     registry_column(inv) + "+bf16` (--bf16), test " + metric + ", up to " +
-                    std::to_string(what.seeds) + " seed(s) each; times from each record's results.json (the machine " +
-                    "and its load are in the records' environment).\n\n";
+                    std::to_string(what.seeds) + " seed(s) each. Train minutes and throughput are each record's own " +
+                    "(results.json): runs that shared the machine with other work are slower, so compare speed with " +
+                    "`normlab bench --bf16`, not here.\n\n";
   out += markdown_table({"variant", "float32 test " + metric, "bf16 test " + metric, "bf16 − float32",
                          "train min float32 / bf16", info.unit + "/s float32 / bf16"},
                         rows, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right});

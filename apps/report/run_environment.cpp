@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <thread>
+
+#include <stdlib.h>
 
 #include "version.h"
 
@@ -38,9 +41,17 @@ std::vector<std::string> cpu_kernel_flags() {
 }
 
 nlohmann::json run_environment(int threads) {
-  return {{"commit", nl::build_commit()},
-          {"cpu", {{"model", cpu_model_name()}, {"flags", cpu_kernel_flags()}}},
-          {"threads", threads}};
+  nlohmann::json env = {{"commit", nl::build_commit()},
+                        {"cpu",
+                         {{"model", cpu_model_name()},
+                          {"flags", cpu_kernel_flags()},
+                          {"cores", (int)std::thread::hardware_concurrency()}}},
+                        {"threads", threads}};
+  // What else ran: the 1, 5 and 15 minute load averages when the record was written (a run's wall time
+  // means little without them on a shared machine).
+  double load[3];
+  if (getloadavg(load, 3) == 3) env["load_average"] = {load[0], load[1], load[2]};
+  return env;
 }
 
 }  // namespace nlapp

@@ -16,7 +16,8 @@ std::string cpu_model_name();
 /// amx_tile), in that order; empty if unreadable.
 std::vector<std::string> cpu_kernel_flags();
 
-/// {"commit": nl::build_commit(), "cpu": {"model": ..., "flags": [...]}, "threads": threads}.
+/// {"commit": nl::build_commit(), "cpu": {"model": ..., "flags": [...], "cores": N}, "threads": threads,
+/// "load_average": [1 min, 5 min, 15 min]} (the load when called; absent where getloadavg fails).
 nlohmann::json run_environment(int threads);
 
 }  // namespace nlapp

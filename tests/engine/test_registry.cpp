@@ -72,6 +72,9 @@ TEST_CASE("registry: finished runs are recorded and reused without their run fol
   CHECK(r["test"]["mse"] == first[0].result["test"]["mse"]);
   CHECK(r["environment"]["commit"].get<std::string>().size() >= 7);
   CHECK_FALSE(r["environment"]["cpu"]["model"].get<std::string>().empty());
+  CHECK(r["environment"]["cpu"]["cores"].get<int>() >= 1);
+  REQUIRE(r["environment"]["load_average"].size() == 3);  // what else ran beside it
+  CHECK(r["environment"]["load_average"][0].get<double>() >= 0);
   CHECK(r["precision"] == "float32");
   CHECK(r["train_seconds"].get<double>() > 0);
   CHECK(r.contains("test_seconds"));
