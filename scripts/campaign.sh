@@ -10,14 +10,15 @@
 #   1  the README's table: Fashion-MNIST, one epoch, 7 variants x 3 seeds
 #   2  Xu et al. RT and SST-5 columns (10 epochs), 7 variants x 3 seeds each
 #   3  Xu et al. MNIST column (real MNIST, 20 epochs), 7 variants x 3 seeds
-#   4  Xu et al. Multi30k MT column (10 epochs), 7 variants x 3 seeds ($MT_FLAGS, e.g. --set bf16=true)
+#   4  Xu et al. Multi30k MT column (10 epochs), 7 variants x 3 seeds, in mixed precision ($MT_FLAGS,
+#      default --bf16: every seed of the column in one precision, recorded in each record's "precision")
 # NORMLAB (default build/normlab) is the binary; DATA_ROOT (default ../shared/data) the raw data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NORMLAB=${NORMLAB:-build/normlab}
 DATA_ROOT=${DATA_ROOT:-../shared/data}
 STEPS=${STEPS:-"1 2 3 4"}
-MT_FLAGS=${MT_FLAGS:-}
+MT_FLAGS=${MT_FLAGS---bf16}
 NICE=${NICE:-0}
 run() { echo "== $(date -u +%FT%TZ) $*"; nice -n "$NICE" "$NORMLAB" "$@"; }
 prepare() {  # prepare <name> <raw folder>: tokenised corpus into data-bin/<name> unless there
