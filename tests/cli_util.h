@@ -25,4 +25,12 @@ inline std::pair<int, std::string> run_cli(const std::string& args, const std::s
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), text};
 }
 
+/// A fresh path under the system temp folder, "normlab-<name>-<pid>", removed first if it exists (not
+/// created): each e2e test's own scratch folder.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  std::filesystem::path p = std::filesystem::temp_directory_path() / ("normlab-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  return p;
+}
+
 }  // namespace nltest

@@ -20,11 +20,6 @@ using nltest::run_cli;
 using Catch::Matchers::Contains;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-bf16-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream f(p);
   return nlohmann::json::parse(f);
@@ -43,7 +38,7 @@ TEST_CASE("bf16 e2e: MNIST in mixed precision learns, records its precision, kee
           "[e2e][bf16]") {
   NL_SKIP_WITHOUT_ONEDNN();
   NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
-  const fs::path out = temp_dir("mnist");
+  const fs::path out = nltest::temp_dir("bf16-mnist");
   auto [rc, text] = run_cli("train mnist --bf16 --max-update 60 --log-interval 10 --no-test --quiet --out " + out.string());
   INFO(text);
   REQUIRE(rc == 0);
@@ -69,7 +64,7 @@ TEST_CASE("bf16 e2e: MNIST in mixed precision learns, records its precision, kee
 TEST_CASE("bf16 e2e: float32 results record float32, the emulated path says it is slower once", "[e2e][bf16]") {
   NL_SKIP_WITHOUT_ONEDNN();
   NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
-  const fs::path out = temp_dir("mnist32");
+  const fs::path out = nltest::temp_dir("bf16-mnist32");
   auto [rc, text] = run_cli("train mnist --max-update 3 --no-test --quiet --out " + out.string());
   REQUIRE(rc == 0);
   CHECK(read_json(out / "results.json")["precision"] == "float32");
@@ -86,7 +81,7 @@ TEST_CASE("bf16 e2e: 60 updates of a small Transformer on Multi30k in mixed prec
   NL_SKIP_WITHOUT_ONEDNN();
   const fs::path raw = nltest::data_path("multi30k");
   NL_SKIP_IF_MISSING(raw);
-  const fs::path tmp = temp_dir("mt");
+  const fs::path tmp = nltest::temp_dir("bf16-mt");
   auto [rc, text] = run_cli("data prepare multi30k --data " + raw.string() + " --out " + (tmp / "data").string() +
                             " --vocab-size 2000");
   REQUIRE(rc == 0);

@@ -39,11 +39,6 @@ nl::Tensor ids(const std::vector<int64_t>& v, int64_t rows) {
   return nl::Tensor::from_vector(v, {rows, (int64_t)v.size() / rows});
 }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-cls-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 }  // namespace
 
 TEST_CASE("cls: masked_mean_pool averages the non-padding rows only", "[cls]") {
@@ -101,7 +96,7 @@ TEST_CASE("cls: the bench batch and the PyTorch twin have the same shapes", "[cl
 TEST_CASE("cls: the loss falls clearly within 200 updates on real SST-5", "[cls][e2e]") {
   const fs::path raw = nltest::data_path("sst5");
   NL_SKIP_IF_MISSING(raw);
-  const fs::path tmp = temp_dir("learn");
+  const fs::path tmp = nltest::temp_dir("cls-learn");
   auto [rc, out] = run_cli("data prepare sst5 --data " + raw.string() + " --out " + (tmp / "data").string());
   REQUIRE(rc == 0);
   // The paper's layout at a smaller width and batch so the test stays fast.
@@ -135,7 +130,7 @@ TEST_CASE("cls: the loss falls clearly within 200 updates on real SST-5", "[cls]
 }
 
 TEST_CASE("cls: missing or wrong data folders are clear errors", "[cls]") {
-  const fs::path tmp = temp_dir("errors");
+  const fs::path tmp = nltest::temp_dir("cls-errors");
   auto [rc, out] = run_cli("train cls --data " + (tmp / "sst5").string() + " --quiet --out " + (tmp / "r").string());
   CHECK(rc != 0);
   CHECK_THAT(out, Contains("no prepared classification data") && Contains("normlab data prepare sst5"));

@@ -26,11 +26,6 @@ using Catch::Matchers::Contains;
 using nltest::run_cli;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-lm-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 }  // namespace
 
 TEST_CASE("lm: the training grid drops the remainder, the evaluation grid scores every token once", "[lm]") {
@@ -113,7 +108,7 @@ TEST_CASE("lm: the memory carries over consecutive training segments only", "[lm
 }
 
 TEST_CASE("lm: missing data is a clear error", "[lm]") {
-  const fs::path tmp = temp_dir("errors");
+  const fs::path tmp = nltest::temp_dir("lm-errors");
   auto [rc, out] = run_cli("train lm --data " + (tmp / "none").string() + " --quiet --out " + (tmp / "r").string());
   CHECK(rc != 0);
   CHECK_THAT(out, Contains("input.txt not found") && Contains("tinyshakespeare"));

@@ -15,11 +15,6 @@ using Catch::Matchers::Contains;
 using nltest::run_cli;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-e2e-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream f(p);
   return nlohmann::json::parse(f);
@@ -29,7 +24,7 @@ nlohmann::json read_json(const fs::path& p) {
 TEST_CASE("e2e: lnnet on an MNIST-RL subset records its random labels", "[e2e][lnnet]") {
   const fs::path mnist = nltest::data_path("mnist");
   NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
-  const fs::path out = temp_dir("lnnet");
+  const fs::path out = nltest::temp_dir("e2e-lnnet");
   const std::string common = "train lnnet --data " + mnist.string() +
                              " --train-subset 300 --valid-size 100 --random-labels 5 --width 16 --depth 2 --quiet ";
   auto [rc, text] = run_cli(common + "--max-epoch 2 --norm lng --groups 4 --out " + out.string());
@@ -51,7 +46,7 @@ TEST_CASE("e2e: lnnet on an MNIST-RL subset records its random labels", "[e2e][l
 TEST_CASE("e2e: reproduce ni2024-capacity writes the table of baselines and G", "[e2e][lnnet]") {
   const fs::path mnist = nltest::data_path("mnist");
   NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
-  const fs::path out = temp_dir("capacity");
+  const fs::path out = nltest::temp_dir("e2e-capacity");
   auto [rc, text] = run_cli("reproduce ni2024-capacity --datasets mnist --data " + mnist.string() +
                             " --groups-list 1,4 --train-subset 200 --valid-size 100 --width 16 --depth 1 --max-epoch 1 --quiet --out " + out.string());
   INFO(text);
@@ -81,7 +76,7 @@ TEST_CASE("e2e: reproduce ni2024-capacity writes the table of baselines and G", 
 TEST_CASE("e2e: lnnet on a CIFAR-10 batch records the batches and the validation split", "[e2e][lnnet][cifar10]") {
   const fs::path cifar = nltest::data_path("cifar10");
   NL_SKIP_IF_MISSING(cifar / "data_batch_2.bin.gz");
-  const fs::path out = temp_dir("lnnet-cifar");
+  const fs::path out = nltest::temp_dir("e2e-lnnet-cifar");
   auto [rc, text] = run_cli("train lnnet --dataset cifar10 --data " + cifar.string() +
                             " --batches 2 --valid-size 100 --split-seed 9 --train-subset 200 --grayscale --random-labels 1 "
                             "--width 16 --depth 1 --max-epoch 1 --quiet --out " + out.string());
@@ -98,7 +93,7 @@ TEST_CASE("e2e: lnnet on a CIFAR-10 batch records the batches and the validation
 TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e2e][resnet][cifar10]") {
   const fs::path cifar = nltest::data_path("cifar10");
   NL_SKIP_IF_MISSING(cifar / "data_batch_1.bin.gz");
-  const fs::path out = temp_dir("resnet");
+  const fs::path out = nltest::temp_dir("e2e-resnet");
   auto [rc, text] = run_cli("reproduce ni2024-resnet --data " + cifar.string() +
                             " --norms batchnorm,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
                             "--max-epoch 1 --quiet --out " + out.string());
@@ -114,7 +109,7 @@ TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e
 TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finished runs", "[e2e][resnet][cifar10]") {
   const fs::path cifar = nltest::data_path("cifar10");
   NL_SKIP_IF_MISSING(cifar / "data_batch_1.bin.gz");
-  const fs::path out = temp_dir("resnet-resume");
+  const fs::path out = nltest::temp_dir("e2e-resnet-resume");
   // Without a norm the ReLU-free ResNet is linear: at lr 10 it reaches a non-finite loss at update 4.
   const std::string cmd = "reproduce ni2024-resnet --data " + cifar.string() +
                           " --norms none,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
@@ -146,7 +141,7 @@ TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finis
 TEST_CASE("e2e: reproduce ni2024-capacity does not train a finished run again", "[e2e][lnnet]") {
   const fs::path mnist = nltest::data_path("mnist");
   NL_SKIP_IF_MISSING(mnist / "train-images-idx3-ubyte.gz");
-  const fs::path out = temp_dir("capacity-resume");
+  const fs::path out = nltest::temp_dir("e2e-capacity-resume");
   const std::string cmd = "reproduce ni2024-capacity --datasets mnist --data " + mnist.string() +
                           " --groups-list 1 --width 16 --depth 1 --train-subset 200 --valid-size 100 --max-epoch 2 --quiet --out " +
                           out.string();

@@ -27,11 +27,6 @@ using Catch::Matchers::Contains;
 namespace {
 const fs::path kFashion = nlapp::kDefaultMnistData;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-e2e-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 
 
 bool has_update(const fs::path& metrics, int64_t u) {
@@ -45,7 +40,7 @@ bool has_update(const fs::path& metrics, int64_t u) {
 
 TEST_CASE("e2e: 300 updates of the paper's CNN on Fashion-MNIST learn", "[e2e]") {
   NL_SKIP_IF_MISSING(kFashion);
-  fs::path out = temp_dir("learn");
+  fs::path out = nltest::temp_dir("e2e-learn");
   auto [rc, text] = run_cli("train mnist --max-update 300 --quiet --out " + out.string());
   INFO(text);
   REQUIRE(rc == 0);
@@ -64,7 +59,7 @@ TEST_CASE("e2e: 300 updates of the paper's CNN on Fashion-MNIST learn", "[e2e]")
 TEST_CASE("e2e: kill -9 after update 300, --resume: bit-identical checkpoint_last and metrics", "[e2e][resume]") {
   NL_SKIP_IF_MISSING(kFashion);
   const std::string args = " --max-update 600 --save-interval-updates 100 --quiet --out ";
-  fs::path a = temp_dir("uninterrupted"), b = temp_dir("killed");
+  fs::path a = nltest::temp_dir("e2e-uninterrupted"), b = nltest::temp_dir("e2e-killed");
   REQUIRE(run_cli("train mnist" + args + a.string()).first == 0);
 
   pid_t pid = ::fork();
@@ -139,7 +134,7 @@ TEST_CASE("cli: flags a new user tried give a clear error, not another experimen
 }
 
 TEST_CASE("cli: a corrupt data file is an error naming the file", "[cli]") {
-  fs::path bad = temp_dir("bad-idx");
+  fs::path bad = nltest::temp_dir("e2e-bad-idx");
   fs::create_directories(bad);
   for (const auto& f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
                         "t10k-labels-idx1-ubyte"})

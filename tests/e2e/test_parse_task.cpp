@@ -21,11 +21,6 @@ using Catch::Matchers::Contains;
 using nltest::run_cli;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-parse-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 }  // namespace
 
 TEST_CASE("parse: the loss falls clearly within 200 updates on UD English EWT", "[e2e][parse]") {
@@ -60,7 +55,7 @@ TEST_CASE("parse: the loss falls clearly within 200 updates on UD English EWT", 
 TEST_CASE("parse: one epoch on the NLTK WSJ sample writes test UAS and sentences per second", "[e2e][parse]") {
   const fs::path zip = nltest::data_path("ptb-dep-nltk/dependency_treebank.zip");
   NL_SKIP_IF_MISSING(zip);
-  fs::path out = temp_dir("ptb");
+  fs::path out = nltest::temp_dir("parse-ptb");
   auto [rc, text] = run_cli("train parse --config ptb-dep --data " + zip.string() +
                             " --max-epoch 1 --hidden 64 --quiet --no-save --out " + out.string());
   INFO(text);
@@ -75,7 +70,7 @@ TEST_CASE("parse: one epoch on the NLTK WSJ sample writes test UAS and sentences
 }
 
 TEST_CASE("parse: missing data and bad settings give clear errors", "[cli][parse]") {
-  fs::path empty = temp_dir("empty");
+  fs::path empty = nltest::temp_dir("parse-empty");
   fs::create_directories(empty);
   struct Case {
     std::string args, expect;
@@ -102,7 +97,7 @@ TEST_CASE("parse: missing data and bad settings give clear errors", "[cli][parse
 TEST_CASE("parse: --pos upos on data without UPOS names the fix", "[cli][parse]") {
   const fs::path zip = nltest::data_path("ptb-dep-nltk/dependency_treebank.zip");
   NL_SKIP_IF_MISSING(zip);
-  const fs::path out = temp_dir("upos");
+  const fs::path out = nltest::temp_dir("parse-upos");
   auto [rc, text] = run_cli("train parse --data " + zip.string() + " --pos upos --quiet --out " + out.string());
   INFO(text);
   CHECK(rc == 1);

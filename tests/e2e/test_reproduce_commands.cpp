@@ -18,11 +18,6 @@ using nltest::run_cli;
 using Catch::Matchers::Contains;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("normlab-reproduce-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p;
-}
 std::string read(const fs::path& p) {
   std::ifstream f(p);
   return std::string((std::istreambuf_iterator<char>(f)), {});
@@ -31,7 +26,7 @@ std::string read(const fs::path& p) {
 
 TEST_CASE("reproduce mnist: tiny runs train once and are reused on a second call", "[e2e][experiment]") {
   NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
-  const fs::path out = temp_dir("mnist");
+  const fs::path out = nltest::temp_dir("reproduce-mnist");
   const std::string cmd = "reproduce mnist --variants layernorm,none --seeds 1 --max-update 3 --quiet --out " + out.string() +
                           " --registry " + (out / "registry").string();
   auto [rc, text] = run_cli(cmd);
@@ -65,7 +60,7 @@ TEST_CASE("reproduce mnist: tiny runs train once and are reused on a second call
 TEST_CASE("reproduce mnist: the default working folder is one per registry column (config, precision)",
           "[e2e][experiment]") {
   NL_SKIP_IF_MISSING(nlapp::kDefaultMnistData);
-  const fs::path cwd = temp_dir("columns");
+  const fs::path cwd = nltest::temp_dir("reproduce-columns");
   fs::create_directories(cwd);
   const std::string cmd = "reproduce mnist --variants layernorm --seeds 1 --max-update 2 --quiet --no-registry";
   const std::string in_cwd = "cd " + cwd.string() + " &&";
@@ -89,7 +84,7 @@ TEST_CASE("reproduce mnist: the default working folder is one per registry colum
 }
 
 TEST_CASE("reproduce xu2019: missing data and an unknown --tasks stop the start", "[e2e][experiment]") {
-  const fs::path out = temp_dir("xu");
+  const fs::path out = nltest::temp_dir("reproduce-xu");
   auto [rc, text] = run_cli("reproduce xu2019 --tasks rt --max-update 1 --data-bin /nonexistent/bin --no-registry --out " + out.string());
   INFO(text);
   CHECK(rc != 0);
