@@ -213,16 +213,18 @@ std::string format_xu2019_report(const std::vector<XuColumn>& columns, const std
   md << "## Data of each column\n\n";
   for (const auto& c : columns) {
     std::string data;
-    for (const auto& r : records)
-      if (r.run.tags.value("column", "") == c.key && !r.data().empty()) {
-        data = r.data();
-        break;
-      }
+    std::map<std::string, int> precision;  // records of the column by precision (a column runs in one)
+    for (const auto& r : records) {
+      if (r.run.tags.value("column", "") != c.key) continue;
+      if (data.empty() && !r.data().empty()) data = r.data();
+      if (r.status == RunStatus::Done) ++precision[r.result.value("precision", std::string("float32"))];
+    }
     md << "- **" << c.paper_title << "**: paper: " << c.paper_data << "; ours: ";
     if (!c.not_run.empty())
       md << c.not_run;
     else
       md << c.ours << " (task `" << c.task << "`, config `" << c.config << "`)" << (data.empty() ? "" : ": " + data);
+    for (const auto& [name, n] : precision) md << "; " << n << " finished run(s) in " << name;
     md << "\n";
   }
   md << "\nFigures (seed 1; train loss per update and the validation metric per epoch): figure1-*.svg (LayerNorm vs "
