@@ -13,6 +13,7 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_gemm_grid.h"
 #include "backends/composite/scratch.h"
 #include "backends/cuda/cuda_launch.cuh"
 #include "backends/gemm_check.h"
@@ -20,21 +21,31 @@
 
 namespace nl::cuda {
 namespace {
-// ptr[k][o * batch + b] = base[k] + (o * outer[k] + b * stride[k]) * esz for k = A, B, C.
 struct GridPtrs {
   const char* base[3];
   int64_t stride[3], outer[3];
+  int esz[3];
 };
-__global__ void grid_pointers_kernel(GridPtrs g, const void** pa, const void** pb, void** pc, int64_t batch,
-                                     int64_t total, int esz) {
+__global__ void grid_pointers_kernel(GridPtrs g, void** ptrs, int64_t batch, int64_t total) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t o = i / batch, b = i % batch;
-    pa[i] = g.base[0] + (o * g.outer[0] + b * g.stride[0]) * esz;
-    pb[i] = g.base[1] + (o * g.outer[1] + b * g.stride[1]) * esz;
-    pc[i] = const_cast<char*>(g.base[2]) + (o * g.outer[2] + b * g.stride[2]) * esz;
+    for (int k = 0; k < 3; ++k)
+      ptrs[k * total + i] = const_cast<char*>(g.base[k]) + (o * g.outer[k] + b * g.stride[k]) * g.esz[k];
   }
 }
 }  // namespace
+
+void write_grid_pointers(DeviceContext& c, void** ptrs, const GridOperand (&ops)[3], int64_t batch, int64_t count) {
+  GridPtrs g{};
+  for (int k = 0; k < 3; ++k) {
+    g.base[k] = static_cast<const char*>(ops[k].base);
+    g.stride[k] = ops[k].stride;
+    g.outer[k] = ops[k].outer;
+    g.esz[k] = ops[k].esz;
+  }
+  grid_pointers_kernel<<<blocks_for(count), kThreads, 0, c.stream>>>(g, ptrs, batch, count);
+  check_launch("gemm grid (pointers)");
+}
 
 void CudaBackend::gemm_grid(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
                             int64_t lda, int64_t sA, int64_t oA, const void* B, int64_t ldb, int64_t sB, int64_t oB,
@@ -55,12 +66,8 @@ void CudaBackend::gemm_grid(DType t, bool ta, bool tb, int64_t M, int64_t N, int
   auto** pa = static_cast<const void**>(ptrs.d().data);
   auto** pb = pa + p.count;
   auto** pc = const_cast<void**>(pa + 2 * p.count);
-  const GridPtrs g{{static_cast<const char*>(A), static_cast<const char*>(B), static_cast<const char*>(C)},
-                   {sA, sB, sC},
-                   {oA, oB, oC}};
-  grid_pointers_kernel<<<blocks_for(p.count), kThreads, 0, c.stream>>>(g, pa, pb, pc, batch, p.count,
-                                                                       (int)dtype_size(t));
-  check_launch("gemm_grid (pointers)");
+  const int esz = (int)dtype_size(t);
+  write_grid_pointers(c, const_cast<void**>(pa), {{A, sA, oA, esz}, {B, sB, oB, esz}, {C, sC, oC, esz}}, batch, p.count);
   auto h = static_cast<cublasHandle_t>(c.blas);
   const bool f32 = t == DType::Float32;
   const float af = (float)alpha, bf = (float)beta;
