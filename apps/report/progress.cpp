@@ -81,8 +81,12 @@ std::string ProgressPrinter::line() const {
   s += "  step ";
   s += std::to_string(step_);
   if (opts_.total_steps > 0) (s += '/') += std::to_string(opts_.total_steps);
-  std::snprintf(buf, sizeof buf, "  loss %.4f", smoothed_loss());
-  s += buf;
+  if (ema_weight_ > 0) {
+    std::snprintf(buf, sizeof buf, "  loss %.4f", smoothed_loss());
+    s += buf;
+  } else {
+    s += "  loss -";  // none read yet: a GPU run reads the losses once per log interval, not every step
+  }
   if (lr_ >= 0) {
     std::snprintf(buf, sizeof buf, "  lr %.2e", lr_);
     s += buf;

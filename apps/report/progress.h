@@ -50,7 +50,8 @@ class ProgressPrinter {
   void finish();
 
   /// The current progress line, e.g.
-  /// "epoch 3/20  step 1200/34380  loss 0.4123  lr 1.00e-03  3512 img/s  elapsed 00:01:23  eta 00:12:34".
+  /// "epoch 3/20  step 1200/34380  loss 0.4123  lr 1.00e-03  3512 img/s  elapsed 00:01:23  eta 00:12:34"
+  /// ("loss -" until a loss has been read: a device run reads them once per log interval).
   std::string line() const;
 
   /// Bias-corrected exponential moving average of the losses seen (NaN before the first).

@@ -60,6 +60,8 @@ TEST_CASE("progress: loss EMA is bias-corrected", "[report][progress]") {
   std::ostringstream out;
   ProgressPrinter p(o, &out);
   CHECK(std::isnan(p.smoothed_loss()));
+  p.update(1, 1, std::nan(""), 1);  // a device run: the step's loss is not read yet
+  CHECK(p.line().rfind("epoch 1  step 1  loss -  ", 0) == 0);  // not "loss nan", which reads as a diverged run
   p.update(1, 1, 4.0, 1);
   CHECK(p.smoothed_loss() == Approx(4.0));  // first value is not pulled towards 0
   p.update(1, 2, 2.0, 1);
