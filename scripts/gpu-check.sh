@@ -2,13 +2,13 @@
 # The first thing to run on a GPU: builds normlab with CUDA, runs the CUDA tests, compares every backend
 # kernel on the GPU with the CPU (normlab_op_check: forward and backward kernels, each dtype row, per-op
 # NMSE bounds, timed), trains Multi30k for 200 updates on --device cuda and on the cpu and compares the
-# logged losses, and runs `normlab bench transformer --device cuda` beside PyTorch on CUDA. Everything
+# logged losses, and runs `normlab bench transformer --device cuda` (float32, then --bf16) beside PyTorch on CUDA. Everything
 # goes into one report folder (summary.md last); exit status 0 when every step passed, 1 on any failure
 # or mismatch, 77 when there is no GPU (after the CPU part: build, CUDA tests skipped, op check against
 # the fake device). docs/cuda.md gives the exact device `run` command and how the .debs travel.
 #
 #   scripts/gpu-check.sh [--out DIR] [--bundle DIR] [--budget S] [--jobs N] [--build DIR] [--arch LIST]
-#                        [--updates N] [--tol R]
+#                        [--updates N] [--tol R] [--prebuilt DIR]
 #   scripts/gpu-check.sh --prepare     # here, before a GPU session: fetch the .debs, prepare the data
 # --bundle DIR: summary.md is written there as the steps finish, and at the end the whole report folder
 # as report.tar.gz (the device tool returns at most 8 files from $OUT). --budget S (default 560): every
@@ -17,12 +17,16 @@
 # --prepare fills .gpu-carry/ (ignored by git; name it in the run's carry): debs/ (apt-get download of
 # the build dependencies, for a machine without Debian packages) and data-bin/multi30k (`normlab data
 # prepare`; needs a built normlab and $NORMLAB_DATA_ROOT/multi30k, default ../shared/data beside the
-# checkout). A run finds them there.
+# checkout). A run finds them there. When build/ here is a CUDA build (nvcc 13 here, sm_90 in its cache),
+# --prepare also copies its four programs (normlab, libnormlab_cuda.so, tests/normlab_cuda_tests,
+# tests/normlab_op_check) into .gpu-carry/prebuilt: `--prebuilt .gpu-carry/prebuilt` on the device then
+# skips configure and build (minutes of device time) and builds from source only if those programs do not
+# start there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CARRY=$ROOT/.gpu-carry
-OUT=gpu-report BUNDLE= BUDGET=560 JOBS=$(nproc) BUILD=build-gpu ARCH=90 UPDATES=200 TOL=0.01 PREPARE=0
+OUT=gpu-report BUNDLE= BUDGET=560 JOBS=$(nproc) BUILD=build-gpu ARCH=90 UPDATES=200 TOL=0.01 PREPARE=0 PREBUILT=
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT=$2; shift 2 ;;
@@ -34,12 +38,15 @@ while [ $# -gt 0 ]; do
     --updates) UPDATES=$2; shift 2 ;;
     --tol) TOL=$2; shift 2 ;;
     --prepare) PREPARE=1; shift ;;
+    --prebuilt) PREBUILT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
 done
 DEBS="libopenblas0-openmp libopenblas-openmp-dev libgfortran5 libsentencepiece0 libsentencepiece-dev catch2
-      libcli11-dev nlohmann-json3-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3"
+      libcli11-dev nlohmann-json3-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3
+      libdnnl2 libdnnl-dev ocl-icd-libopencl1 libopenmpi3 libevent-core-2.1-7 libevent-pthreads-2.1-7 libhwloc15
+      libgomp1 libquadmath0 libudev1"
 
 if [ $PREPARE = 1 ]; then
   set -e
@@ -50,6 +57,13 @@ if [ $PREPARE = 1 ]; then
   [ -x "$NL" ] || { echo "gpu-check --prepare: build normlab first (scripts/build.sh) or set NORMLAB=path" >&2; exit 2; }
   SRC=${NORMLAB_DATA_ROOT:-$ROOT/../shared/data}/multi30k
   [ -d "$CARRY/data-bin/multi30k" ] || "$NL" data prepare multi30k --data "$SRC" --out "$CARRY/data-bin/multi30k"
+  B=$(dirname "$NL")
+  if [ -f "$B/libnormlab_cuda.so" ] && grep -q '^CMAKE_CUDA_ARCHITECTURES:STRING=.*90' "$B/CMakeCache.txt" 2>/dev/null; then
+    cmake --build "$B" --target normlab_cli normlab_cuda normlab_cuda_tests normlab_op_check
+    mkdir -p "$CARRY/prebuilt/tests"
+    cp "$B/normlab" "$B/libnormlab_cuda.so" "$CARRY/prebuilt/"
+    cp "$B/tests/normlab_cuda_tests" "$B/tests/normlab_op_check" "$CARRY/prebuilt/tests/"
+  fi
   du -sh "$CARRY"/* ; echo "gpu-check --prepare: done; carry .gpu-carry in the device run (docs/cuda.md)"
   exit 0
 fi
@@ -83,7 +97,8 @@ note "- machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,nohea
 
 # ---- dependencies carried as .debs (a machine without Debian packages: docs/cuda.md) ----
 CMAKE_EXTRA=()
-if [ -d "$CARRY/debs" ] && ! pkg-config --exists sentencepiece 2>/dev/null; then
+PYTHON=python3
+if [ -d "$CARRY/debs" ]; then  # always: the device image has some of these libraries, in other versions
   DEPS=/opt/normlab-deps
   mkdir -p $DEPS
   for f in "$CARRY"/debs/*.deb; do dpkg -x "$f" $DEPS; done
@@ -93,19 +108,38 @@ if [ -d "$CARRY/debs" ] && ! pkg-config --exists sentencepiece 2>/dev/null; then
   command -v pkg-config > /dev/null || CMAKE_EXTRA+=(-DPKG_CONFIG_EXECUTABLE=$DEPS/usr/bin/pkgconf)
   CMAKE_EXTRA+=(-DCMAKE_PREFIX_PATH=$DEPS/usr -DNORMLAB_DEPS_ROOT=$DEPS)
   note "- dependencies: $(ls "$CARRY"/debs/*.deb | wc -l) carried .debs unpacked into $DEPS"
+  # PyTorch (the bench twin) runs with the image's own libraries, not these
+  PYTHON=$OUT/python3-system
+  printf '#!/bin/sh\nunset LD_LIBRARY_PATH\nexec python3 "$@"\n' > "$PYTHON"; chmod +x "$PYTHON"
 fi
 
-# ---- build: only the targets this check runs ----
-GEN=(); command -v ninja > /dev/null && GEN=(-G Ninja)
-[ -f "$BUILD/CMakeCache.txt" ] && GEN=()  # an existing build keeps its generator
-if [ $HAVE_GPU = 1 ]; then ARCHS=(-DCMAKE_CUDA_ARCHITECTURES="$ARCH"); else ARCHS=(); fi
-step configure 300 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-  "${ARCHS[@]}" "${CMAKE_EXTRA[@]}" $(command -v ccache > /dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache) \
-  || { note "gpu-check: FAILED (configure)"; bundle; exit 1; }
-step build 480 cmake --build "$BUILD" -j "$JOBS" --target normlab_cli normlab_cuda_tests normlab_op_check \
-  || { note "gpu-check: FAILED (build)"; bundle; exit 1; }
+# ---- build: only the targets this check runs (or the programs built elsewhere, --prebuilt) ----
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+done
+if [ -n "$PREBUILT" ]; then
+  if "$PREBUILT/normlab" --help > "$OUT/prebuilt.log" 2>&1 && ldd "$PREBUILT/libnormlab_cuda.so" >> "$OUT/prebuilt.log" 2>&1 \
+     && ! grep -q "not found" "$OUT/prebuilt.log"; then
+    BUILD=$PREBUILT
+    export NORMLAB_CUDA_MODULE=$(cd "$PREBUILT" && pwd)/libnormlab_cuda.so
+    note "- build: the programs in $PREBUILT (built elsewhere) start here; no build"
+  else
+    note "- build: the programs in $PREBUILT do not start here (see prebuilt.log); building from source"
+    PREBUILT=
+  fi
+fi
+if [ -z "$PREBUILT" ]; then
+  GEN=(); command -v ninja > /dev/null && GEN=(-G Ninja)
+  [ -f "$BUILD/CMakeCache.txt" ] && GEN=()  # an existing build keeps its generator
+  if [ $HAVE_GPU = 1 ]; then ARCHS=(-DCMAKE_CUDA_ARCHITECTURES="$ARCH"); else ARCHS=(); fi
+  step configure 300 cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+    "${ARCHS[@]}" "${CMAKE_EXTRA[@]}" $(command -v ccache > /dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache) \
+    || { note "gpu-check: FAILED (configure)"; bundle; exit 1; }
+  step build 480 cmake --build "$BUILD" -j "$JOBS" --target normlab_cli normlab_cuda_tests normlab_op_check \
+    || { note "gpu-check: FAILED (build)"; bundle; exit 1; }
+  [ -f "$BUILD/libnormlab_cuda.so" ] && note "- CUDA module: $BUILD/libnormlab_cuda.so" || note "- CUDA module: not built (no nvcc: CPU-only build)"
+fi
 NL=$BUILD/normlab
-[ -f "$BUILD/libnormlab_cuda.so" ] && note "- CUDA module: $BUILD/libnormlab_cuda.so" || note "- CUDA module: not built (no nvcc: CPU-only build)"
 
 # ---- CPU training in the background while the GPU steps run (same machine, same binary) ----
 DATA=$CARRY/data-bin/multi30k
@@ -153,7 +187,7 @@ if [ -n "$CPU_PID" ]; then
   if [ "$(cat "$OUT/train-cpu.rc" 2>/dev/null)" != 0 ]; then
     note "- train-cpu: FAIL (see train-cpu.log)"; FAILED=1
   else
-    step compare-losses 30 python3 - "$OUT/train-cpu/metrics.jsonl" "$OUT/train-cuda/metrics.jsonl" "$TOL" <<'EOF'
+    step compare-losses 30 "$PYTHON" - "$OUT/train-cpu/metrics.jsonl" "$OUT/train-cuda/metrics.jsonl" "$TOL" <<'EOF'
 import json, sys
 def losses(path):
     out = {}
@@ -180,9 +214,12 @@ else
   note "- train: SKIPPED (no $DATA: run scripts/gpu-check.sh --prepare here and carry .gpu-carry)"; FAILED=1
 fi
 
-# ---- the transformer benchmark on the GPU, beside PyTorch CUDA ----
-step bench-transformer 240 "$NL" --device cuda bench transformer --python python3 --json "$OUT/bench-transformer.json"
+# ---- the transformer benchmark on the GPU, beside PyTorch CUDA: float32, then bf16 autocast ----
+BENCH=(bench transformer --threads 1 --steps 30 --python "$PYTHON")
+step bench-transformer 150 "$NL" --device cuda "${BENCH[@]}" --json "$OUT/bench-transformer.json"
 grep -iE "median|ratio|reference" "$OUT/bench-transformer.log" | head -6 | sed 's/^/  /' | tee -a "$SUMMARY"
+step bench-transformer-bf16 150 "$NL" --device cuda "${BENCH[@]}" --bf16 --json "$OUT/bench-transformer-bf16.json"
+grep -iE "median|ratio|reference" "$OUT/bench-transformer-bf16.log" | head -8 | sed 's/^/  /' | tee -a "$SUMMARY"
 
 note ""
 [ $FAILED = 0 ] && note "gpu-check: PASSED" || note "gpu-check: FAILED (see the logs in $OUT)"
