@@ -60,11 +60,20 @@ json experiment_settings(const Task& task, const ExperimentRun& run, const Exper
   return s;
 }
 
+namespace {
+// "data-bin/multi30k/" -> "multi30k": where a corpus lies is not part of the experiment.
+std::string data_folder_name(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return fs::path(path).filename().string();
+}
+}  // namespace
+
 bool same_experiment(const json& a, const json& b, const json& defaults) {
   static const std::set<std::string> volatile_keys = {"out", "resume", "overwrite", "quiet", "threads", "detect_anomaly", "device"};
   auto strip = [&](json j, const json& other) {
     if (!j.is_object()) return j;
     for (const auto& k : volatile_keys) j.erase(k);
+    if (j.contains("data") && j["data"].is_string()) j["data"] = data_folder_name(j["data"].get<std::string>());
     if (other.is_object())  // a key only the other side has: this side ran with the default
       for (const auto& [k, v] : other.items())
         if (!j.contains(k) && defaults.contains(k) && !volatile_keys.count(k)) j[k] = defaults[k];

@@ -103,7 +103,9 @@ TaskFactory registry_task_factory();
 nlohmann::json experiment_settings(const Task& task, const ExperimentRun& run, const ExperimentOptions& opt);
 
 /// The settings of two runs are the same experiment: equal on every key except those that only
-/// change where and how a run prints or resumes (out, resume, overwrite, quiet, threads, detect_anomaly, device).
+/// change where and how a run prints or resumes (out, resume, overwrite, quiet, threads, detect_anomaly, device);
+/// "data" is compared by its last path component (the corpus: data-bin/multi30k and /copy/multi30k/ are one
+/// experiment, the record's "data" summary names what it held).
 /// With `defaults` (a schema's defaults), a key that only one side has counts as equal when its value is
 /// the default (a record written before that setting existed ran with what the default now does).
 bool same_experiment(const nlohmann::json& a, const nlohmann::json& b,

@@ -148,6 +148,14 @@ TEST_CASE("registry: a record without a newer setting matches when that setting 
   CHECK_FALSE(same_experiment(old, now));
 }
 
+TEST_CASE("registry: a record made from a copy of the corpus elsewhere is the same experiment", "[engine][registry]") {
+  const json gpu = {{"data", ".gpu-carry/data-bin/multi30k"}, {"seed", 1}};
+  CHECK(same_experiment(gpu, {{"data", "data-bin/multi30k"}, {"seed", 1}}));
+  CHECK(same_experiment(gpu, {{"data", "/home/me/multi30k/"}, {"seed", 1}}));
+  CHECK_FALSE(same_experiment(gpu, {{"data", "data-bin/iwslt14"}, {"seed", 1}}));
+  CHECK_FALSE(same_experiment(gpu, {{"data", "data-bin/multi30k"}, {"seed", 2}}));
+}
+
 TEST_CASE("trainer: a NaN parameter found at validation makes the run diverged, recorded in results.json", "[engine][registry]") {
   // The toy loss stays finite while a parameter no batch reaches is NaN: only the validation check sees it.
   struct NanParamTask : nltest::ToyTask {
