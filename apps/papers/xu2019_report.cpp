@@ -213,11 +213,13 @@ std::string format_xu2019_report(const std::vector<XuColumn>& columns, const std
   md << "## Data of each column\n\n";
   for (const auto& c : columns) {
     std::string data;
-    std::map<std::string, int> precision;  // records of the column by precision (a column runs in one)
+    std::map<std::string, int> precision;  // records of the column by precision (a column runs in one) and device
     for (const auto& r : records) {
       if (r.run.tags.value("column", "") != c.key) continue;
       if (data.empty() && !r.data().empty()) data = r.data();
-      if (r.status == RunStatus::Done) ++precision[r.result.value("precision", std::string("float32"))];
+      if (r.status != RunStatus::Done) continue;
+      const json st = r.result.value("settings", json::object());
+      ++precision[r.result.value("precision", std::string("float32")) + " on " + st.value("device", std::string("cpu"))];
     }
     md << "- **" << c.paper_title << "**: paper: " << c.paper_data << "; ours: ";
     if (!c.not_run.empty())

@@ -107,9 +107,14 @@ TEST_CASE("xu2019: Table 2's improvement rows equal the paper's", "[report][pape
 
 TEST_CASE("xu2019: the report names the data of every column", "[report][paper-table]") {
   const auto cols = xu2019_columns({"/d/shared", "/d/bin"});
-  const std::string md = format_xu2019_report(cols, {done("mt", "layernorm", 1, "bleu", 30.1)}, "Setup: test.");
+  RunRecord gpu = done("mt", "layernorm", 2, "bleu", 30.3);
+  gpu.result["precision"] = "bfloat16";
+  gpu.result["settings"] = {{"device", "cuda:0"}};
+  const std::string md = format_xu2019_report(cols, {done("mt", "layernorm", 1, "bleu", 30.1), gpu}, "Setup: test.");
+  // Each column says how many of its runs finished in which precision on which device.
+  CHECK_THAT(md, Contains("1 finished run(s) in bfloat16 on cuda:0; 1 finished run(s) in float32 on cpu"));
   CHECK_THAT(md, Contains("En-De BLEU (+) · ours: Multi30k En→De") && Contains("Enwiki8 BPC (−) · ours: tiny-shakespeare") &&
-                     Contains("PTB UAS (+) · ours: UD English EWT") && Contains("30.10 (paper 28.30)") &&
+                     Contains("PTB UAS (+) · ours: UD English EWT") && Contains("30.20 ± 0.14 (paper 28.30)") &&
                      Contains("## Table 2 (bottom)") && Contains("mt data") && Contains("only the IWSLT14 valid/test sets"));
   CHECK(cols[6].overrides["data"] == "/d/shared/mnist");
   CHECK(cols[0].overrides["data"] == "/d/bin/multi30k");
