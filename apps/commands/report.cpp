@@ -17,6 +17,7 @@
 #include "report/atomic_file.h"
 #include "report/bench_records.h"
 #include "report/doc_blocks.h"
+#include "report/gpu_records.h"
 
 namespace nlapp {
 namespace {
@@ -124,6 +125,7 @@ void run(const ReportArgs& a) {
       {"precision/mnist/one-epoch", [&] { return PrecisionReport(a, "mnist", "one-epoch", {3, {}}).table(); }},
       {"precision/mt/multi30k", [&] { return PrecisionReport(a, "mt", "multi30k", {1, {"layernorm"}}).table(); }},
       {"bench/bf16", [&] { return format_bf16_bench_records(fs::path(a.registry) / "bench"); }},
+      {"gpu/checks", [&] { return format_gpu_check_records(fs::path(a.registry) / "gpu"); }},
   };
   auto generate = [&](const std::string& name) {
     auto it = blocks.find(name);
