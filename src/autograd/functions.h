@@ -83,8 +83,12 @@ Variable max(const Variable& x, int64_t dim, bool keepdim = false);
 /// backward's products run on bfloat16 too and send float32 gradients.
 Variable matmul(const Variable& a, const Variable& b);
 /// y = x W^T + b for x [..., in], W [out, in], b [out] (b may be undefined). Under autocast x and W are
-/// cast to bfloat16 (W once per update, from the weight-cast cache), b stays float32, y is float32.
-Variable linear(const Variable& x, const Variable& w, const Variable& b);
+/// cast to bfloat16 (W once per update, from the weight-cast cache), b stays float32, y is float32 — or,
+/// with `autocast_output`, bfloat16 (the float32 sum rounded once, in the product's epilogue): for a layer
+/// whose consumers are all products that would cast y to bfloat16 anyway (attention's q, k, v
+/// projections), which saves the float32 write and the cast. Without autocast the flag does nothing. The
+/// backward is the same either way (float32 gradients for x and W).
+Variable linear(const Variable& x, const Variable& w, const Variable& b, bool autocast_output = false);
 
 // ---- shape ----
 // Views as in Tensor (tensor/tensor.h); the backward maps the gradient back to the input's layout.
@@ -154,6 +158,9 @@ struct AttentionOptions {
   double dropout = 0.0;     ///< dropout probability on the attention weights, applied when `training`
   bool training = false;
   double scale = 0.0;       ///< score scale; 0 means 1/sqrt(d_head)
+  /// Under autocast, the result in bfloat16 (P·V rounded once) rather than float32: for a caller whose
+  /// only consumer of it is a product (MultiheadAttention's out_proj). No effect without autocast.
+  bool autocast_output = false;
 };
 
 /// softmax(q k^T * scale + masks) v, per batch and head: q [B, H, Tq, dh], k [B, H, Tk, dh],
@@ -164,7 +171,7 @@ struct AttentionOptions {
 /// Throws std::invalid_argument on rank or size mismatches (naming the shapes), q, k, v of different
 /// dtypes or devices, or dropout outside [0, 1). Under autocast q, k, v are cast to bfloat16, the
 /// per-head products accumulate in float32, the masked softmax (and P) stay float32, P is rounded to
-/// bfloat16 as the operand of P·V; the result is float32.
+/// bfloat16 as the operand of P·V; the result is float32 (bfloat16 with opts.autocast_output).
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
 /// The composite twin of attention() from primitive ops (matmul, masked_fill, softmax, dropout): same
 /// values and gradients when dropout is off; records the full weight matrix. For tests and teaching.

@@ -43,6 +43,9 @@ MultiheadAttention::MultiheadAttention(int64_t d_model, int64_t n_heads, double 
   v_proj = register_module("v_proj", projection(vdim, d_model, bias, gain));
   q_proj = register_module("q_proj", projection(d_model, d_model, bias, gain));
   out_proj = register_module("out_proj", projection(d_model, d_model, bias, 1.0));
+  // Under autocast q, k and v feed only the attention's bfloat16 products: written in bfloat16 by their
+  // projections (no float32 write and cast pass).
+  for (const auto& p : {q_proj, k_proj, v_proj}) p->autocast_output = true;
   if (bias) {
     NoGradGuard ng;
     Tensor b = out_proj->bias.data();
@@ -96,6 +99,7 @@ Variable MultiheadAttention::forward(const Variable& query, const Variable& key,
   ao.causal = o.causal;
   ao.dropout = dropout;
   ao.training = is_training();
+  ao.autocast_output = true;  // h feeds only out_proj's product: bfloat16 under autocast
   Variable h = composite ? attention_composite(q, k, v, ao) : attention(q, k, v, ao);  // [B, H, Tq, dh]
   return (*out_proj)(reshape(transpose(h, 1, 2), {B, Tq, embed_dim}));
 }

@@ -25,7 +25,7 @@ Variable Linear::forward(const Variable& x) {
   if (x.dim() < 1 || x.size(-1) != in_features)
     throw std::invalid_argument("Linear(" + std::to_string(in_features) + " -> " + std::to_string(out_features) +
                                 "): input " + shape_str(x.shape()) + " must end in " + std::to_string(in_features));
-  return linear(x, weight, bias);
+  return linear(x, weight, bias, autocast_output);
 }
 
 std::string Linear::extra_repr() const {

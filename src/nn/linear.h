@@ -15,6 +15,9 @@ class Linear : public Module {
   std::string extra_repr() const override;
   Variable weight, bias;  ///< bias undefined when built without one
   int64_t in_features, out_features;
+  /// Under autocast, write y in bfloat16 rather than float32 (linear()'s autocast_output): set by a module
+  /// whose use of this layer feeds only products (MultiheadAttention's q, k, v projections).
+  bool autocast_output = false;
 };
 
 }  // namespace nl

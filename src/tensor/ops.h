@@ -108,6 +108,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, DType out_dtype);
 /// float32 result. Throws std::invalid_argument on non-2-d operands, mismatched inner dims, a bias that is
 /// not [N], or a dtype/device mismatch.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
+/// addmm with the result in `out_dtype`: bias's dtype as above, or bfloat16 for bfloat16 a, b and a float32
+/// bias (added in the product's epilogue, the float32 sum rounded once: what a product feeding only other
+/// products writes under autocast). Throws std::invalid_argument for another combination, and as addmm.
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dtype);
 /// out = a [M, K] @ b [K, N] + beta * out, written into an existing contiguous out [M, N] (a row block
 /// of a larger matrix, for instance); beta = 0 ignores out's old values. bfloat16 a, b write a float32 or
 /// bfloat16 out (float32 accumulation). Throws std::invalid_argument on non-2-d operands, mismatched dims,

@@ -81,11 +81,11 @@ void matmul_heads_out(Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   const char* op = "matmul_heads";
   check_same(a, b, op);
   observe(AutocastOp::Gemm, a);
-  const bool mixed = a.dtype() == DType::BFloat16;  // bfloat16 operands, float32 accumulation and result
+  const bool mixed = a.dtype() == DType::BFloat16;  // bfloat16 operands, float32 accumulation
   if (mixed) {
     check_same_device(a, c, op);
-    if (c.dtype() != DType::Float32)
-      throw std::invalid_argument(std::string(op) + ": bfloat16 operands give a float32 result, got a " +
+    if (c.dtype() != DType::Float32 && c.dtype() != DType::BFloat16)
+      throw std::invalid_argument(std::string(op) + ": bfloat16 operands give a float32 or bfloat16 result, got a " +
                                   dtype_name(c.dtype()) + " output");
   } else {
     check_floating(c, op);
@@ -111,6 +111,7 @@ void matmul_heads_out(Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool
   Backend& be = backend_for(c.device().type);
   if (mixed) {  // one grid of B x H products (outer = sequences, batch = heads)
     MixedGemm g;
+    g.c = c.dtype();
     g.M = M, g.N = N, g.K = K, g.batch = H, g.outer = B;
     g.A = {pa, sa[2], sa[1], sa[0], ta};
     g.B = {pb, sb[2], sb[1], sb[0], tb};

@@ -71,8 +71,9 @@ void check_product_result(DType operands, DType out, const char* op) {
 
 // C[b] = op(A[b]) @ op(B[b]) + beta * C[b] for b < batch on the operands' backend: gemm() for float32 /
 // float64, gemm_mixed() (float32 accumulation, C in c_dtype) for bfloat16 operands.
+// `bias` (float32 [N], mixed products only) is added to every row in the product's epilogue.
 void run_gemm(const Tensor& like, DType c_dtype, const GemmOperand& A, const GemmOperand& B, int64_t M, int64_t N,
-              int64_t K, double beta, void* C, int64_t ldc, int64_t sC, int64_t batch) {
+              int64_t K, double beta, void* C, int64_t ldc, int64_t sC, int64_t batch, const float* bias = nullptr) {
   autocast_observe(AutocastOp::Gemm, like.dtype());
   Backend& be = backend_for(like.device().type);
   if (like.dtype() != DType::BFloat16) {
@@ -87,16 +88,17 @@ void run_gemm(const Tensor& like, DType c_dtype, const GemmOperand& A, const Gem
   g.A = {raw(A.t), A.ld, A.batch_stride, 0, A.trans};
   g.B = {raw(B.t), B.ld, B.batch_stride, 0, B.trans};
   g.C = C, g.ldc = ldc, g.strideC = sC;
+  g.bias = bias;
   g.device_index = like.device().index;
   be.gemm_mixed(g);
 }
 
 // out [M, N] = a [M, K] @ b [K, N] + beta * out (BLAS's strides where they fit, else a contiguous copy).
-void gemm_2d(const Tensor& a, const Tensor& b, Tensor& out, double beta) {
+void gemm_2d(const Tensor& a, const Tensor& b, Tensor& out, double beta, const float* bias = nullptr) {
   GemmOperand A = as_operand(a), B = as_operand(b);
   A.batch_stride = B.batch_stride = 0;
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  if (M && N) run_gemm(a, out.dtype(), A, B, M, N, K, beta, raw(out), N, 0, 1);
+  if (M && N) run_gemm(a, out.dtype(), A, B, M, N, K, beta, raw(out), N, 0, 1, bias);
 }
 }  // namespace
 
@@ -178,6 +180,31 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty({a.size(0), N}, bias.dtype(), a.device());
   out.copy_(bias.view({1, N}));
   matmul_out(out, a, b, 1.0);
+  return out;
+}
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dtype) {
+  if (out_dtype == bias.dtype() || !a.defined() || a.dtype() != DType::BFloat16) {
+    check_product_result(a.dtype(), out_dtype, "addmm");
+    return addmm(bias, a, b);
+  }
+  // bfloat16 operands, a float32 bias added in the product's epilogue, the sum rounded once to out_dtype.
+  if (a.dim() != 2 || b.dim() != 2 || a.size(1) != b.size(0))
+    throw std::invalid_argument("addmm: needs 2-d operands with matching inner dims, got " + shape_str(a.shape()) +
+                                " @ " + shape_str(b.shape()));
+  const int64_t N = b.size(1);
+  if (bias.shape() != Shape{N} || bias.dtype() != DType::Float32)
+    throw std::invalid_argument("addmm: the bias of bfloat16 operands must be float32 [" + std::to_string(N) + "], got " +
+                                dtype_name(bias.dtype()) + " " + shape_str(bias.shape()));
+  check_same_device(a, bias, "addmm");
+  check_product_operands(a, b, "addmm");
+  check_product_result(a.dtype(), out_dtype, "addmm");
+  check_blas_extent("M", a.size(0), a, b);
+  check_blas_extent("N", N, a, b);
+  check_blas_extent("K", a.size(1), a, b);
+  const Tensor bc = bias.contiguous();
+  Tensor out = Tensor::empty({a.size(0), N}, out_dtype, a.device());
+  gemm_2d(a, b, out, 0.0, static_cast<const float*>(raw(bc)));
   return out;
 }
 

@@ -112,8 +112,9 @@ void attention_softmax_backward_out(Tensor& gscores, Tensor& dropped, const Tens
 /// c[b, h] = op(a[b, h]) @ op(b[b, h]) over the [B, H] grid of heads in one backend call: c [B, H, M, N],
 /// a [B, H, M, K] ([B, H, K, M] when ta), b [B, H, K, N] ([B, H, N, K] when tb). Every operand's last dim
 /// is dense and its rows do not overlap (any strides otherwise, e.g. the head split of a [B, T, H·d]
-/// projection); c is overwritten. bfloat16 a, b (autocast) accumulate in float32 into a float32 c
-/// (Backend::gemm_mixed, one outer x batch grid); otherwise a, b, c share one float dtype. Throws
+/// projection); c is overwritten. bfloat16 a, b (autocast) accumulate in float32 into a float32 or
+/// bfloat16 c (rounded once; Backend::gemm_mixed, one outer x batch grid); otherwise a, b, c share one
+/// float dtype. Throws
 /// std::invalid_argument on other shapes or layouts, or a dtype/device mismatch.
 void matmul_heads_out(Tensor& c, const Tensor& a, bool ta, const Tensor& b, bool tb);
 

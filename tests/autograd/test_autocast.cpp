@@ -12,6 +12,7 @@
 
 #include "bf16_test_util.h"
 #include "backends/mixed_precision.h"
+#include "nn/attention.h"
 #include "nn/transformer/transformer.h"
 #include "optim/optimizer.h"
 #include "tensor/autocast.h"
@@ -159,6 +160,55 @@ TEST_CASE("autocast: linear is the float32 product of the rounded operands, grad
     CHECK(rel_err(a.grad(), ref32.grad()) < 2e-2);
   }
   CHECK(max_abs_diff(b.grad(), b2.grad()) < 1e-5);  // the bias gradient is a float32 sum
+}
+
+TEST_CASE("autocast: a product feeding only products writes bfloat16, with the same gradients", "[autocast]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  manual_seed(6);
+  Variable x(Tensor::randn({6, 40}), true), w(Tensor::randn({24, 40}), true), b(Tensor::randn({24}), true);
+  Variable y32, y16;
+  {
+    AutocastGuard g(DType::BFloat16);
+    y32 = linear(x, w, b);
+    y16 = linear(x, w, b, /*autocast_output=*/true);
+  }
+  REQUIRE(y16.dtype() == DType::BFloat16);
+  // The float32 sum (bias included, in the epilogue) rounded once: within half a bfloat16 step of it.
+  const auto a = y16.data().to_vector<double>(), r = y32.data().to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) REQUIRE(std::fabs(a[i] - r[i]) <= std::ldexp(std::fabs(r[i]), -8) + 1e-6);
+  // The backward does not depend on the output's dtype: the same gradients, bit for bit.
+  const Tensor gy = Tensor::randn({6, 24});
+  y32.backward(gy);
+  const Tensor gx = x.grad().clone(), gw = w.grad().clone(), gb = b.grad().clone();
+  for (auto* v : {&x, &w, &b}) v->zero_grad();
+  y16.backward(gy);
+  CHECK(max_abs_diff(x.grad(), gx) == 0.0);
+  CHECK(max_abs_diff(w.grad(), gw) == 0.0);
+  CHECK(max_abs_diff(b.grad(), gb) == 0.0);
+  // Without autocast the flag does nothing.
+  CHECK(linear(x, w, b, true).dtype() == DType::Float32);
+
+  // MultiheadAttention: q, k, v come out of their projections and the attention's result out of P·V in
+  // bfloat16, so the only activation cast of a self-attention is its input's (the weights come cached).
+  MultiheadAttention mha(32, 4);
+  Variable h(Tensor::randn({2, 5, 32}), true);
+  Tape::current().clear();
+  Variable out;
+  {
+    AutocastGuard g(DType::BFloat16);
+    out = mha(h * 1.0, h * 1.0, h * 1.0);
+  }
+  CHECK(out.dtype() == DType::Float32);
+  const std::string tape = Tape::current().dump();
+  size_t casts = 0;
+  for (size_t p = tape.find("Cast {float32 -> bfloat16} <-"); p != std::string::npos;
+       p = tape.find("Cast {float32 -> bfloat16} <-", p + 1))
+    ++casts;
+  CHECK(casts == 3);  // query, key and value are three distinct (equal) tensors here
+  CHECK_THAT(tape, Contains("Attention"));
+  out.backward(Tensor::randn({2, 5, 32}));
+  REQUIRE(h.grad().dtype() == DType::Float32);
+  CHECK(std::isfinite(norm2(h.grad())));
 }
 
 TEST_CASE("autocast: a weight is cast once per update, however many products read it", "[autocast]") {

@@ -117,7 +117,7 @@ Variable attention(const Variable& q_in, const Variable& k_in, const Variable& v
   matmul_heads_out(p, qc, false, kc, true);
   Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;  // the dropped weights (freed after forward)
   attention_softmax_out(p, pd, p, pad, am, ko);
-  Tensor out = empty_heads_last(B, H, Tq, dv, ft, dev);
+  Tensor out = empty_heads_last(B, H, Tq, dv, o.autocast_output ? dt : ft, dev);
   matmul_heads_out(out, pd.to(dt), false, vc, false);
   pd = Tensor();
 

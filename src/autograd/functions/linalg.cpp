@@ -24,9 +24,9 @@ Variable matmul(const Variable& a_in, const Variable& b_in) {
                      {saved(x, "input a"), saved(y, "input b")});
 }
 
-Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b) {
+Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b, bool autocast_output) {
   // Under autocast x and W are cast to bfloat16 (W's copy from the weight-cast cache) and the product
-  // accumulates in float32 onto the float32 bias.
+  // accumulates in float32 onto the float32 bias; with autocast_output the sum is rounded to bfloat16.
   const Variable x = autocast(x_in, AutocastOp::Linear), w = autocast(w_in, AutocastOp::Linear);
   if (w.dim() != 2 || x.size(-1) != w.size(1))
     throw std::invalid_argument("linear: input " + shape_str(x.shape()) + " does not match weight " +
@@ -36,8 +36,10 @@ Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b) {
   const int64_t in = w.size(1), out = w.size(0);
   if (b.defined() && b.shape() != Shape{out})
     throw std::invalid_argument("linear: bias " + shape_str(b.shape()) + " should be [" + std::to_string(out) + "]");
-  Tensor y = b.defined() ? nl::addmm(b.data(), xv.reshape({-1, in}), wv.transpose(0, 1))
-                         : nl::matmul(xv.reshape({-1, in}), wv.transpose(0, 1));
+  const bool lowp = autocast_output && xv.dtype() == DType::BFloat16;
+  const DType yt = lowp ? DType::BFloat16 : b.defined() ? b.dtype() : xv.dtype() == DType::BFloat16 ? DType::Float32 : xv.dtype();
+  Tensor y = b.defined() ? nl::addmm(b.data(), xv.reshape({-1, in}), wv.transpose(0, 1), yt)
+                         : nl::matmul(xv.reshape({-1, in}), wv.transpose(0, 1), yt);
   Shape os = xv.shape();
   os.back() = out;
   std::vector<Variable> inputs{x, w};
@@ -51,7 +53,7 @@ Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b) {
                        std::vector<Tensor> r(has_b ? 3 : 2);
                        if (n[0]) r[0] = nl::matmul(gl, wv).view(xv.shape());
                        if (n[1]) r[1] = nl::matmul(gl.transpose(0, 1), x2);
-                       if (has_b && n[2]) r[2] = nl::sum(g2, {0});
+                       if (has_b && n[2]) r[2] = nl::sum(g2.dtype() == DType::BFloat16 ? g2.to(DType::Float32) : g2, {0});
                        return r;
                      },
                      {saved(xv, "input x"), saved(wv, "weight")});
