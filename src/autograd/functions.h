@@ -84,7 +84,7 @@ Variable max(const Variable& x, int64_t dim, bool keepdim = false);
 Variable matmul(const Variable& a, const Variable& b);
 /// y = x W^T + b for x [..., in], W [out, in], b [out] (b may be undefined). Under autocast x and W are
 /// cast to bfloat16 (W once per update, from the weight-cast cache), b stays float32, y is float32 — or,
-/// with `autocast_output`, bfloat16 (the float32 sum rounded once, in the product's epilogue): for a layer
+/// with `autocast_output`, bfloat16 (bias added in the product's epilogue; see nl::addmm): for a layer
 /// whose consumers are all products that would cast y to bfloat16 anyway (attention's q, k, v
 /// projections), which saves the float32 write and the cast. Without autocast the flag does nothing. The
 /// backward is the same either way (float32 gradients for x and W).

@@ -109,8 +109,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, DType out_dtype);
 /// not [N], or a dtype/device mismatch.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 /// addmm with the result in `out_dtype`: bias's dtype as above, or bfloat16 for bfloat16 a, b and a float32
-/// bias (added in the product's epilogue, the float32 sum rounded once: what a product feeding only other
-/// products writes under autocast). Throws std::invalid_argument for another combination, and as addmm.
+/// bias (added in the product's epilogue: what a product feeding only other products writes under
+/// autocast). The CPU rounds the float32 sum once; the CUDA backend rounds cuBLAS's product to bfloat16 and
+/// then adds the bias in its epilogue kernel, a second rounding (within one bfloat16 step of the CPU). Throws std::invalid_argument for another combination, and as addmm.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dtype);
 /// out = a [M, K] @ b [K, N] + beta * out, written into an existing contiguous out [M, N] (a row block
 /// of a larger matrix, for instance); beta = 0 ignores out's old values. bfloat16 a, b write a float32 or
