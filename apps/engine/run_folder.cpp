@@ -85,4 +85,30 @@ int remove_stale_checkpoint_temps(const fs::path& out) {
   return n;
 }
 
+int64_t checkpoint_number(const std::string& f, bool epoch_files) {
+  const std::string pre = "checkpoint", ext = ".safetensors";
+  if (f.size() <= pre.size() + ext.size() || f.rfind(pre, 0) != 0 || f.compare(f.size() - ext.size(), ext.size(), ext) != 0)
+    return -1;
+  std::string mid = f.substr(pre.size(), f.size() - pre.size() - ext.size());
+  if (!epoch_files) {
+    if (mid.empty() || mid[0] != '_') return -1;
+    auto us = mid.rfind('_');
+    if (us == 0) return -1;
+    mid = mid.substr(us + 1);
+  }
+  if (mid.empty() || mid.size() > 18 || mid.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(mid);
+}
+
+void prune_checkpoints(const std::filesystem::path& dir, int64_t keep, bool epoch_files) {
+  if (keep <= 0) return;
+  std::vector<std::pair<int64_t, std::filesystem::path>> found;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const int64_t n = checkpoint_number(e.path().filename().string(), epoch_files);
+    if (n >= 0) found.push_back({n, e.path()});
+  }
+  std::sort(found.rbegin(), found.rend());
+  for (size_t i = (size_t)keep; i < found.size(); ++i) std::filesystem::remove(found[i].second);
+}
+
 }  // namespace nlapp

@@ -2,6 +2,7 @@
 // A run's --out folder as one run owns it: an exclusive lock while the run writes there (a second
 // normlab process is refused naming the holder's pid), the refusal to replace another run's records
 // without --overwrite, and the clean-up of temporary checkpoint files that a killed run left behind.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,5 +39,13 @@ void claim_run_folder(const std::filesystem::path& out, bool overwrite);
 /// Removes the temporary files `.checkpoint*.tmp.*` that an interrupted checkpoint write left in OUT
 /// (nl::save_checkpoint's; call only while holding the folder's lock). Returns how many were removed.
 int remove_stale_checkpoint_temps(const std::filesystem::path& out);
+
+/// The number in a checkpoint file name: "checkpoint{E}.safetensors" (epoch files) or
+/// "checkpoint_{E}_{U}.safetensors" (update files, numbered by U); -1 for any other file.
+int64_t checkpoint_number(const std::string& file_name, bool epoch_files);
+
+/// Keeps the newest `keep` epoch (or update) checkpoints in `dir` and removes the older ones; keep <= 0
+/// keeps all (--keep-last-epochs / --keep-last).
+void prune_checkpoints(const std::filesystem::path& dir, int64_t keep, bool epoch_files);
 
 }  // namespace nlapp

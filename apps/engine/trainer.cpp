@@ -60,46 +60,6 @@ nl::StateDict model_part(const nl::TensorMap& t) {
   return sd;
 }
 
-// The metrics log keeps its first `lines` lines (a resumed run rewinds what was logged after its
-// checkpoint, so the log continues exactly as if the run had never stopped).
-void truncate_lines(const fs::path& p, int64_t lines) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return;
-  std::string keep, line;
-  for (int64_t i = 0; i < lines && std::getline(in, line); ++i) keep += line + "\n";
-  in.close();
-  write_file_atomic(p, keep);
-}
-
-
-// The number in a checkpoint file name: "checkpoint{E}.safetensors" (epoch files) or
-// "checkpoint_{E}_{U}.safetensors" (update files, numbered by U); -1 for any other file.
-int64_t checkpoint_number(const std::string& f, bool epoch_files) {
-  const std::string pre = "checkpoint", ext = ".safetensors";
-  if (f.size() <= pre.size() + ext.size() || f.rfind(pre, 0) != 0 || f.compare(f.size() - ext.size(), ext.size(), ext) != 0)
-    return -1;
-  std::string mid = f.substr(pre.size(), f.size() - pre.size() - ext.size());
-  if (!epoch_files) {
-    if (mid.empty() || mid[0] != '_') return -1;
-    auto us = mid.rfind('_');
-    if (us == 0) return -1;
-    mid = mid.substr(us + 1);
-  }
-  if (mid.empty() || mid.size() > 18 || mid.find_first_not_of("0123456789") != std::string::npos) return -1;
-  return std::stoll(mid);
-}
-
-// Keeps the newest `keep` epoch or update checkpoints in `dir` (0: keep all).
-void prune_checkpoints(const fs::path& dir, int64_t keep, bool epoch_files) {
-  if (keep <= 0) return;
-  std::vector<std::pair<int64_t, fs::path>> found;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const int64_t n = checkpoint_number(e.path().filename().string(), epoch_files);
-    if (n >= 0) found.push_back({n, e.path()});
-  }
-  std::sort(found.rbegin(), found.rend());
-  for (size_t i = (size_t)keep; i < found.size(); ++i) fs::remove(found[i].second);
-}
 }  // namespace
 
 OptionSchema task_schema(const Task& task) {

@@ -1,5 +1,7 @@
 #include "report/metrics_log.h"
 
+#include "report/atomic_file.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -83,6 +85,15 @@ std::vector<nlohmann::json> read_metrics_log(const std::filesystem::path& path) 
     out.push_back(std::move(j));
   }
   return out;
+}
+
+void truncate_lines(const std::filesystem::path& p, int64_t lines) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return;
+  std::string keep, line;
+  for (int64_t i = 0; i < lines && std::getline(in, line); ++i) keep += line + "\n";
+  in.close();
+  write_file_atomic(p, keep);
 }
 
 }  // namespace nlapp

@@ -1,6 +1,7 @@
 #pragma once
 // JSON-lines metrics log: one JSON object per line, flushed after every line, so a long run that
 // is killed keeps every result written before it died.
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -40,5 +41,10 @@ class MetricsLog {
 /// killed mid-write) is skipped; a malformed line elsewhere throws std::runtime_error naming
 /// the file and line number.
 std::vector<nlohmann::json> read_metrics_log(const std::filesystem::path& path);
+
+/// Keeps the first `lines` lines of the log at `path` (rewritten atomically; nothing when it does not
+/// exist): a resumed run rewinds what was logged after its checkpoint, so the log continues exactly as if
+/// the run had never stopped.
+void truncate_lines(const std::filesystem::path& path, int64_t lines);
 
 }  // namespace nlapp

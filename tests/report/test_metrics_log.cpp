@@ -86,3 +86,19 @@ TEST_CASE("metrics log: torn last line is skipped, corrupt middle line is an err
   CHECK_THROWS_AS(MetricsLog(dir / "m.jsonl" / "x.jsonl"), std::runtime_error);
   fs::remove_all(dir);
 }
+
+TEST_CASE("metrics log: truncate_lines keeps the first lines, a missing file stays missing", "[report][metrics]") {
+  const fs::path d = fresh_dir("truncate");
+  fs::create_directories(d);
+  const fs::path p = d / "metrics.jsonl";
+  std::ofstream(p) << "{\"update\":10}\n{\"update\":20}\n{\"update\":30}\n";
+  truncate_lines(p, 2);
+  CHECK(slurp(p) == "{\"update\":10}\n{\"update\":20}\n");
+  truncate_lines(p, 5);  // fewer lines than asked: unchanged
+  CHECK(slurp(p) == "{\"update\":10}\n{\"update\":20}\n");
+  truncate_lines(p, 0);
+  CHECK(slurp(p).empty());
+  truncate_lines(d / "absent.jsonl", 1);
+  CHECK_FALSE(fs::exists(d / "absent.jsonl"));
+  fs::remove_all(d);
+}
