@@ -164,7 +164,9 @@ void matmul_out(Tensor& out, const Tensor& a, const Tensor& b, double beta) {
   out.bump_version();
 }
 
-Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) { return addmm(bias, a, b, bias.dtype()); }
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dtype) {
   if (a.dim() != 2 || b.dim() != 2)
     throw std::invalid_argument("addmm: needs 2-d operands, got " + shape_str(a.shape()) + " and " +
                                 shape_str(b.shape()));
@@ -174,36 +176,27 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   if (bias.shape() != Shape{N})
     throw std::invalid_argument("addmm: bias " + shape_str(bias.shape()) + " should be [" + std::to_string(N) +
                                 "] for " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
-  // The result has the bias's dtype: that of the operands, or float32 for bfloat16 operands.
+  // The bias has the operands' dtype, or float32 for bfloat16 operands; so has the result, unless
+  // bfloat16 operands ask for a bfloat16 one.
   check_same_device(a, bias, "addmm");
   check_product_result(a.dtype(), bias.dtype(), "addmm");
-  Tensor out = Tensor::empty({a.size(0), N}, bias.dtype(), a.device());
-  out.copy_(bias.view({1, N}));
-  matmul_out(out, a, b, 1.0);
-  return out;
-}
-
-Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dtype) {
-  if (out_dtype == bias.dtype() || !a.defined() || a.dtype() != DType::BFloat16) {
-    check_product_result(a.dtype(), out_dtype, "addmm");
-    return addmm(bias, a, b);
-  }
-  // bfloat16 operands, a float32 bias added in the product's epilogue, the sum rounded once to out_dtype.
-  if (a.dim() != 2 || b.dim() != 2 || a.size(1) != b.size(0))
-    throw std::invalid_argument("addmm: needs 2-d operands with matching inner dims, got " + shape_str(a.shape()) +
-                                " @ " + shape_str(b.shape()));
-  const int64_t N = b.size(1);
-  if (bias.shape() != Shape{N} || bias.dtype() != DType::Float32)
-    throw std::invalid_argument("addmm: the bias of bfloat16 operands must be float32 [" + std::to_string(N) + "], got " +
-                                dtype_name(bias.dtype()) + " " + shape_str(bias.shape()));
-  check_same_device(a, bias, "addmm");
-  check_product_operands(a, b, "addmm");
   check_product_result(a.dtype(), out_dtype, "addmm");
+  Tensor out = Tensor::empty({a.size(0), N}, out_dtype, a.device());
+  if (out_dtype == bias.dtype()) {  // the bias written first, the product accumulated onto it (beta = 1)
+    out.copy_(bias.view({1, N}));
+    matmul_out(out, a, b, 1.0);
+    return out;
+  }
+  // bfloat16 out: the float32 bias added in the product's epilogue, the sum rounded once.
+  if (bias.dtype() != DType::Float32)
+    throw std::invalid_argument("addmm: " + dtype_name(a.dtype()) + " operands with a " + dtype_name(out_dtype) +
+                                " result need a float32 bias, got " + dtype_name(bias.dtype()) +
+                                " (or ask for the bias's dtype as the result)");
+  check_product_operands(a, b, "addmm");
   check_blas_extent("M", a.size(0), a, b);
   check_blas_extent("N", N, a, b);
   check_blas_extent("K", a.size(1), a, b);
   const Tensor bc = bias.contiguous();
-  Tensor out = Tensor::empty({a.size(0), N}, out_dtype, a.device());
   gemm_2d(a, b, out, 0.0, static_cast<const float*>(raw(bc)));
   return out;
 }

@@ -120,6 +120,10 @@ TEST_CASE("tensor: addmm adds the bias to every row of the product", "[tensor]")
   CHECK_THROWS_WITH(addmm(bias, a, a), Contains("inner dims differ"));
   CHECK_THROWS_WITH(addmm(bias, Tensor::zeros({2, 2, 3}, DType::Float64), b), Contains("2-d operands"));
   CHECK_THROWS(addmm(bias.to(DType::Float32), a, b));
+  // A result dtype the operands cannot give, and a bfloat16 bias for a float32 result of bfloat16 operands.
+  CHECK_THROWS_WITH(addmm(bias, a, b, DType::Float32), Contains("float64 operands cannot give a float32 result"));
+  const Tensor a16 = a.to(DType::BFloat16), b16 = b.to(DType::BFloat16);
+  CHECK_THROWS_WITH(addmm(bias.to(DType::BFloat16), a16, b16, DType::Float32), Contains("need a float32 bias, got bfloat16"));
 }
 
 TEST_CASE("tensor: cat, stack, index_select, embedding, softmax", "[tensor]") {

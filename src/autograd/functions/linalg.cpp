@@ -36,10 +36,12 @@ Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b, b
   const int64_t in = w.size(1), out = w.size(0);
   if (b.defined() && b.shape() != Shape{out})
     throw std::invalid_argument("linear: bias " + shape_str(b.shape()) + " should be [" + std::to_string(out) + "]");
-  const bool lowp = autocast_output && xv.dtype() == DType::BFloat16;
-  const DType yt = lowp ? DType::BFloat16 : b.defined() ? b.dtype() : xv.dtype() == DType::BFloat16 ? DType::Float32 : xv.dtype();
-  Tensor y = b.defined() ? nl::addmm(b.data(), xv.reshape({-1, in}), wv.transpose(0, 1), yt)
-                         : nl::matmul(xv.reshape({-1, in}), wv.transpose(0, 1), yt);
+  const Tensor x2 = xv.reshape({-1, in}), wt = wv.transpose(0, 1);
+  Tensor y;
+  if (autocast_output && xv.dtype() == DType::BFloat16)  // bfloat16 operands: a bfloat16 result
+    y = b.defined() ? nl::addmm(b.data(), x2, wt, DType::BFloat16) : nl::matmul(x2, wt, DType::BFloat16);
+  else
+    y = b.defined() ? nl::addmm(b.data(), x2, wt) : nl::matmul(x2, wt);
   Shape os = xv.shape();
   os.back() = out;
   std::vector<Variable> inputs{x, w};
