@@ -21,29 +21,22 @@
 
 namespace nl::cuda {
 namespace {
-struct GridPtrs {
-  const char* base[3];
-  int64_t stride[3], outer[3];
-  int esz[3];
+struct GridOps {  // the three operands by value, for the kernel's parameters
+  GridOperand k[3];
 };
-__global__ void grid_pointers_kernel(GridPtrs g, void** ptrs, int64_t batch, int64_t total) {
+__global__ void grid_pointers_kernel(GridOps g, void** ptrs, int64_t batch, int64_t total) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t o = i / batch, b = i % batch;
     for (int k = 0; k < 3; ++k)
-      ptrs[k * total + i] = const_cast<char*>(g.base[k]) + (o * g.outer[k] + b * g.stride[k]) * g.esz[k];
+      ptrs[k * total + i] = const_cast<char*>(static_cast<const char*>(g.k[k].base)) +
+                            (o * g.k[k].outer + b * g.k[k].stride) * g.k[k].esz;
   }
 }
 }  // namespace
 
 void write_grid_pointers(DeviceContext& c, void** ptrs, const GridOperand (&ops)[3], int64_t batch, int64_t count) {
-  GridPtrs g{};
-  for (int k = 0; k < 3; ++k) {
-    g.base[k] = static_cast<const char*>(ops[k].base);
-    g.stride[k] = ops[k].stride;
-    g.outer[k] = ops[k].outer;
-    g.esz[k] = ops[k].esz;
-  }
-  grid_pointers_kernel<<<blocks_for(count), kThreads, 0, c.stream>>>(g, ptrs, batch, count);
+  grid_pointers_kernel<<<blocks_for(count), kThreads, 0, c.stream>>>(GridOps{{ops[0], ops[1], ops[2]}}, ptrs, batch,
+                                                                     count);
   check_launch("gemm grid (pointers)");
 }
 
