@@ -403,24 +403,8 @@ bool Trainer::try_resume(State& st) {
     throw std::runtime_error("cannot resume from " + file + ": it belongs to task '" + m.value("task", "") + "'");
   const json* old = m.contains("settings") ? &m["settings"] : nullptr;
   if (!old || !old->is_object()) throw std::runtime_error("cannot resume from " + file + ": key 'settings' is missing");
-  // Settings that define the experiment must be the same; run length, threads and output may change. A
-  // setting the checkpoint does not list (added to normlab after it was written) ran with its default.
-  std::string diff;
-  bool precision = false;
-  OptionSchema schema = task_schema(task_);
-  for (const auto& sp : schema.specs()) {
-    if (sp.resumable) continue;
-    const json o = old->contains(sp.key) ? (*old)[sp.key] : sp.def.is_null() ? json("(absent)") : sp.def;
-    if (o == settings_[sp.key]) continue;
-    diff += "\n  " + flag_of(sp.key) + ": " + o.dump() + " in the checkpoint, " + settings_[sp.key].dump() + " now";
-    precision = precision || sp.key == "bf16" || sp.key == "tf32";
-  }
-  if (!diff.empty())
-    throw std::runtime_error("cannot resume from " + file + " with different settings:" + diff +
-                             (precision ? "\na run trains in one precision (its float32 checkpoints load in either, "
-                                          "but a resume continues the same experiment)"
-                                        : "") +
-                             "\nrerun with the checkpoint's values, or start a new run in another --out");
+  if (const std::string why = resume_settings_mismatch(task_schema(task_), *old, settings_); !why.empty())
+    throw std::runtime_error("cannot resume from " + file + " with different settings:" + why);
   for (const char* k : {"state", "optimizer", "rng", "metrics_lines"})
     if (!m.contains(k)) throw std::runtime_error("cannot resume from " + file + ": key '" + std::string(k) + "' is missing");
   try {

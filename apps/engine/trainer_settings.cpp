@@ -105,4 +105,24 @@ std::string schedule_summary(const json& s) {
   return sn + " schedule, " + s.at("warmup_updates").dump() + " warm-up updates";
 }
 
+std::string resume_settings_mismatch(const OptionSchema& schema, const nlohmann::json& old, const nlohmann::json& now) {
+  using nlohmann::json;
+  std::string diff;
+  bool precision = false;
+  for (const auto& sp : schema.specs()) {
+    if (sp.resumable) continue;
+    const json o = old.contains(sp.key) ? old[sp.key] : sp.def.is_null() ? json("(absent)") : sp.def;
+    const json n = now.contains(sp.key) ? now[sp.key] : json("(absent)");
+    if (o == n) continue;
+    diff += "\n  " + flag_of(sp.key) + ": " + o.dump() + " in the checkpoint, " + n.dump() + " now";
+    precision = precision || sp.key == "bf16" || sp.key == "tf32";
+  }
+  if (diff.empty()) return diff;
+  return diff +
+         (precision ? "\na run trains in one precision (its float32 checkpoints load in either, but a resume "
+                      "continues the same experiment)"
+                    : "") +
+         "\nrerun with the checkpoint's values, or start a new run in another --out";
+}
+
 }  // namespace nlapp

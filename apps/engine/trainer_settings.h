@@ -28,4 +28,11 @@ std::string precision_name(const nlohmann::json& settings);
 /// process, when the CPU has no native bfloat16 (the products are then emulated, slower than float32).
 void set_precision(const nlohmann::json& settings, nl::Device device);
 
+/// Why a checkpoint written with settings `old` cannot be resumed with `now`: one line per setting of
+/// `schema` that defines the experiment (not `resumable`: run length, threads and output may change) and
+/// differs — "--lr: 0.001 in the checkpoint, 0.002 now" — then the fix (and, for --bf16 / --tf32, that a run
+/// trains in one precision); "" when they match. A setting `old` lacks (added to normlab after the
+/// checkpoint was written) counts as its default.
+std::string resume_settings_mismatch(const OptionSchema& schema, const nlohmann::json& old, const nlohmann::json& now);
+
 }  // namespace nlapp
