@@ -73,7 +73,8 @@ CpuBackend& cpu_backend();
 
 namespace cpu {
 /// The implementation gemm_mixed runs for `g`'s layout: oneDNN's name for its primitive (e.g.
-/// "brg:avx512_core_bf16", "brg:avx512_core_amx"; the primitive is created and cached if needed),
+/// "brg:avx512_core_bf16", "brg:avx512_core_amx"; the primitive is created and cached if needed), normlab's
+/// small-product kernel for what cpu::small_bf16_gemm_fits takes,
 /// "fallback: float32 sgemm" on the emulated path, or "unavailable (no oneDNN)". For benchmarks and logs.
 std::string bf16_gemm_impl(const MixedGemm& g);
 }  // namespace cpu

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/bf16_simd.h"
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/strided.h"
 #include "backends/mixed_precision.h"
@@ -57,16 +58,7 @@ __attribute__((target("avx2,fma"))) void to_f32_avx2(const uint16_t* in, float* 
   to_f32_scalar(in + i, out + i, n - i);
 }
 
-// ---- AVX-512: the same rounding on 16 lanes, masked tails ----
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256i round_avx512(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                 _mm512_set1_epi32(0x7f800000));
-  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
-  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
-}
+// ---- AVX-512: round_avx512 (bf16_simd.h) on 16 lanes, masked tails ----
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void to_bf16_avx512(const float* in, uint16_t* out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
@@ -89,15 +81,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void to_f32_avx512(const ui
   }
 }
 
-// ---- AVX512_BF16: vcvtneps2bf16, with subnormal inputs (which it flushes to zero) redone ----
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) inline __m256i round_avx512bf16(__m512 v) {
-  __m256i r = (__m256i)_mm512_cvtneps_pbh(v);
-  const __m512i u = _mm512_castps_si512(v);
-  const __mmask16 sub = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)) &
-                        _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x007fffff));
-  if (__builtin_expect(sub != 0, 0)) r = _mm256_mask_mov_epi16(r, sub, round_avx512(v));
-  return r;
-}
+// ---- AVX512_BF16: round_avx512bf16 (bf16_simd.h) ----
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void to_bf16_avx512bf16(const float* in,
                                                                                       uint16_t* out, int64_t n) {
   int64_t i = 0;

@@ -1,7 +1,8 @@
 // Mixed-precision products of the CPU backend (Backend::gemm_mixed): bfloat16 operands, float32
 // accumulation, float32 or bfloat16 result, the bias fused as a post-op, ReLU a pass after it. On a CPU with native
 // bfloat16 (AVX512_BF16, AMX) they run on oneDNN's matmul primitive, created once per shape and layout
-// and cached; elsewhere (or with NORMLAB_BF16_FALLBACK=1) the operands are widened to float32 and the
+// and cached, except small ones without bias or ReLU (the attention's per-head grid), which run on
+// normlab's own vdpbf16ps kernel (small_bf16_gemm.h); elsewhere (or with NORMLAB_BF16_FALLBACK=1) the operands are widened to float32 and the
 // product runs on OpenBLAS's sgemm: the same values up to float32 summation order, but slower than a
 // float32 product. Without oneDNN in the build the products refuse to run (mixed_precision.h).
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "backends/cpu/bf16_convert.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_features.h"
+#include "backends/cpu/small_bf16_gemm.h"
 #include "backends/cpu/threads.h"
 #include "backends/gemm_check.h"
 #include "backends/mixed_precision.h"
@@ -284,7 +286,7 @@ void CpuBackend::gemm_mixed(const MixedGemm& g) {
   prof::Scope prof_scope(prof::Cat::Gemm);
   prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
 #ifdef NORMLAB_WITH_ONEDNN
-  if (g.K > 0 && cpu_native_bf16()) return onednn_gemm(g);
+  if (g.K > 0 && cpu_native_bf16()) return cpu::small_bf16_gemm_fits(g) ? cpu::small_bf16_gemm_grid(g) : onednn_gemm(g);
 #endif
   Fallback(g).run();
 }
@@ -293,6 +295,7 @@ std::string cpu::bf16_gemm_impl(const MixedGemm& g) {
   if (!cpu_bf16_products_available()) return "unavailable (no oneDNN)";
 #ifdef NORMLAB_WITH_ONEDNN
   if (g.K > 0 && cpu_native_bf16()) {
+    if (cpu::small_bf16_gemm_fits(g)) return "normlab small-product kernel (avx512_bf16 vdpbf16ps)";
     const PrimPtr p = prim_for(g);
     return per_product(g, *p) ? "per product: " + prim_for(product_of(g, 0, 0))->impl : p->impl;
   }

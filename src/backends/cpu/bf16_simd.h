@@ -1,0 +1,33 @@
+#pragma once
+// float32 -> bfloat16 rounding of 16 lanes, for the conversion kernels (cpu_bf16.cpp) and the kernels that
+// round their own float32 results (small_bf16_gemm.cpp): the bits of float_to_bf16_bits (tensor/bfloat16.h).
+// Inline with target attributes: callable only from code compiled for (or checked at run time to have)
+// those instruction sets.
+#include <immintrin.h>
+
+namespace nl::cpu {
+
+/// 16 float32 lanes rounded to bfloat16 bits (nearest even, NaN quieted, overflow to ±Inf) with integer
+/// arithmetic: AVX-512 F/BW/VL.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256i round_avx512(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                 _mm512_set1_epi32(0x7f800000));
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+
+/// The same with vcvtneps2bf16 (AVX512_BF16), whose subnormal inputs (it flushes them to zero) are redone
+/// by round_avx512.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) inline __m256i round_avx512bf16(__m512 v) {
+  __m256i r = (__m256i)_mm512_cvtneps_pbh(v);
+  const __m512i u = _mm512_castps_si512(v);
+  const __mmask16 sub = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)) &
+                        _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x007fffff));
+  if (__builtin_expect(sub != 0, 0)) r = _mm256_mask_mov_epi16(r, sub, round_avx512(v));
+  return r;
+}
+
+}  // namespace nl::cpu
