@@ -94,10 +94,12 @@ void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, cons
 void check_bias_relu_args(const Desc& a, const Desc& b, const Desc& bias, double p, const char* kernel) {
   if (!(p >= 0.0 && p < 1.0))
     throw std::invalid_argument(std::string(kernel) + ": dropout p = " + std::to_string(p) + " is outside [0, 1)");
-  if (!is_floating(a.dtype) || a.dtype != b.dtype || !a.contiguous() || !b.contiguous() || a.numel() != b.numel() ||
-      a.ndim < 1)
-    throw std::invalid_argument(std::string(kernel) + ": operands must be contiguous float tensors of one dtype "
-                                "and size (call .contiguous() first)");
+  const bool b_ok = b.dtype == a.dtype || (a.dtype == DType::Float32 && b.dtype == DType::BFloat16);
+  if ((a.dtype != DType::Float32 && a.dtype != DType::Float64) || !b_ok || !a.contiguous() || !b.contiguous() ||
+      a.numel() != b.numel() || a.ndim < 1)
+    throw std::invalid_argument(std::string(kernel) + ": operands must be contiguous tensors of one size, in float32 "
+                                "or float64 (or bfloat16 beside float32; call .contiguous() first), got " +
+                                dtype_name(a.dtype) + " and " + dtype_name(b.dtype));
   const int64_t N = a.shape[a.ndim - 1];
   if (bias.data && (bias.dtype != a.dtype || !bias.contiguous() || bias.numel() != N))
     throw std::invalid_argument(std::string(kernel) + ": bias must be contiguous with " + std::to_string(N) +

@@ -48,9 +48,11 @@ struct AttentionKernelOpts {
 /// outside [0, 1)) or scores that are not contiguous float with batch*heads*tq*tk elements.
 void check_attention_args(const Desc& scores, const AttentionKernelOpts& o, const char* kernel);
 
-/// Throws std::invalid_argument naming `kernel` unless `a` and `b` are contiguous, of one float dtype and
-/// size, `bias` (when its data is set) is contiguous [N] of that dtype with N the last dim of `a`, and
-/// 0 <= p < 1. The shared check of bias_relu_dropout and its backward (a, b = out, x or gx, gout).
+/// Throws std::invalid_argument naming `kernel` unless `a` (the operand the kernel computes in: x, or gout
+/// in the backward) is contiguous float32 or float64, `b` (out, gx or the saved out) is contiguous of its
+/// size in its dtype or, beside float32, in bfloat16, `bias` (when its data is set) is contiguous [N] of
+/// a's dtype with N the last dim of `a`, and 0 <= p < 1. The shared check of bias_relu_dropout and its
+/// backward.
 void check_bias_relu_args(const Desc& a, const Desc& b, const Desc& bias, double p, const char* kernel);
 
 /// The optional (fused) kernels. Methods throw std::invalid_argument / std::out_of_range on bad input
@@ -76,12 +78,15 @@ class FusedKernels {
   /// The Transformer FFN activation in one pass: out = dropout(relu(x + bias)) over contiguous [rows, N]
   /// (`bias` contiguous [N], or data == nullptr for none), with dropout's counter stream and compare
   /// (element i kept when uniform01(seed, offset + i) > p), so it equals the three ops apart; p = 0: no
-  /// dropout. Float dtypes; 0 <= p < 1; out may alias x.
+  /// dropout. x float32 or float64; out in x's dtype (may alias x) or, for float32 x, bfloat16: the
+  /// float32 result rounded once (what a bfloat16 product reads under autocast); 0 <= p < 1.
   virtual void bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
                                  uint64_t offset) = 0;
   /// Its backward from the saved output alone: gx = out > 0 ? gout / (1 - p) : 0 (out > 0 exactly where
   /// the ReLU passed and dropout kept), and gbias[N] = Σ_rows gx unless gbias.data == nullptr
-  /// (overwritten, not accumulated). gx may alias gout.
+  /// (overwritten, not accumulated), summed from the float values before any rounding. gout float32 or
+  /// float64; out and gx in its dtype (gx may alias gout) or, for float32 gout, bfloat16 (out widened
+  /// exactly; gx rounded once).
   virtual void bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,
                                           double p) = 0;
   /// im2col of contiguous NCHW input into cols [C*kh*kw, N*OH*OW].

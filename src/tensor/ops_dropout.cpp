@@ -14,9 +14,12 @@ void check_p(const char* op, double p) {
   if (!(p >= 0 && p < 1)) throw std::invalid_argument(std::string(op) + ": p must be in [0, 1), got " + std::to_string(p));
 }
 
+// out (or gx, or the saved out) beside x (or gout): one shape and device, x's dtype or bfloat16 beside
+// a float32 x (autocast's hidden layer and its gradient).
 void check_rows(const char* op, const Tensor& out, const Tensor& x, const Tensor& bias) {
-  check_floating(x, op);
-  check_same(out, x, op);
+  check_floating(x, op);  // refuses a bfloat16 x, naming the op
+  if (!(out.dtype() == DType::BFloat16 && x.dtype() == DType::Float32)) check_same(out, x, op);
+  check_same_device(out, x, op);
   check_like(op, x, {&bias}, "bias");
   if (x.dim() != 2 || out.shape() != x.shape() || !x.is_contiguous() || !out.is_contiguous())
     throw std::invalid_argument(std::string(op) + ": needs contiguous [rows, N] tensors of one shape, got " +

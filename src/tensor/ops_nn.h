@@ -52,11 +52,14 @@ Tensor dropout(const Tensor& x, double p, uint64_t seed, uint64_t offset);
 /// and device.
 Tensor dropout_add(const Tensor& residual, const Tensor& x, double p, uint64_t seed, uint64_t offset);
 /// The Transformer FFN activation out = dropout(relu(x + bias)) over contiguous [rows, N] (out may be x
-/// itself); `bias` [N] or undefined. Element (r, j) draws counter offset + r·N + j.
+/// itself); `bias` [N] or undefined. Element (r, j) draws counter offset + r·N + j. x float32 or float64;
+/// out in x's dtype or, for float32 x, bfloat16 (the float32 result rounded once). Throws
+/// std::invalid_argument on other dtypes, shapes or devices.
 void bias_relu_dropout_out(Tensor& out, const Tensor& x, const Tensor& bias, double p, uint64_t seed,
                            uint64_t offset);
 /// Its backward from the saved output alone: gx = out > 0 ? gout / (1 - p) : 0 (gx may be gout itself),
-/// and, when `gbias` is defined, gbias [N] = Σ_rows gx (overwritten).
+/// and, when `gbias` is defined, gbias [N] = Σ_rows gx (overwritten, summed before any rounding). gout
+/// float32 or float64; out and gx in its dtype or, for float32 gout, bfloat16 (gx rounded once).
 void bias_relu_dropout_backward_out(Tensor& gx, Tensor& gbias, const Tensor& gout, const Tensor& out, double p);
 
 // ---- LayerNorm family (ops_norm.cpp) ----

@@ -187,6 +187,56 @@ TEST_CASE("backend fallback: dropout_add writing over its residual or its input 
   }
 }
 
+TEST_CASE("backend fallback: the FFN activation writes and reads bfloat16 beside float32, bit for bit the float32 "
+          "kernel and a cast, on the CPU and composite",
+          "[backend][fallback][bf16]") {
+  // Autocast's FFN: the hidden block written rounded once to bfloat16, read back as the saved output,
+  // and its gradient written in bfloat16 for fc1's products; the bias gradient summed before rounding.
+  const int64_t R = 9, N = 37;
+  manual_seed(3);
+  const Tensor x = Tensor::randn({R, N}), bias = Tensor::randn({N}), gout = Tensor::randn({R, N});
+  for (bool composite : {false, true}) {
+    INFO((composite ? "composite" : "cpu"));
+    std::optional<FakeDevice> fd;
+    if (composite) fd.emplace();
+    const Device dev = composite ? kFake : Device::cpu();
+    FusedKernels& k = backend_for(dev.type).fused();
+    const Tensor xd = x.to(dev), bd = bias.to(dev), gd = gout.to(dev);
+    for (double p : {0.0, 0.3}) {
+      INFO("p " << p);
+      Tensor y32 = Tensor::empty({R, N}, DType::Float32, dev), y16 = Tensor::empty({R, N}, DType::BFloat16, dev);
+      k.bias_relu_dropout(y32.desc(), xd.desc(), bd.desc(), p, 7, 11);
+      k.bias_relu_dropout(y16.desc(), xd.desc(), bd.desc(), p, 7, 11);
+      CHECK(y16.to(Device::cpu()).to_vector<float>() == y32.to(DType::BFloat16).to(Device::cpu()).to_vector<float>());
+      // backward from the bfloat16 output, float32 or bfloat16 gradient: the float32 one from the widened
+      // output, then (for bfloat16 gx) one rounding; the bias gradient is the float32 one either way.
+      const Tensor yw = y16.to(DType::Float32);
+      Tensor g_ref = Tensor::empty({R, N}, DType::Float32, dev), gb_ref = Tensor::empty({N}, DType::Float32, dev);
+      k.bias_relu_dropout_backward(g_ref.desc(), gb_ref.desc(), gd.desc(), yw.desc(), p);
+      for (DType gt : {DType::Float32, DType::BFloat16}) {
+        INFO("gx " << dtype_name(gt));
+        Tensor g = Tensor::empty({R, N}, gt, dev), gb = Tensor::empty({N}, DType::Float32, dev);
+        k.bias_relu_dropout_backward(g.desc(), gb.desc(), gd.desc(), y16.desc(), p);
+        CHECK(g.to(Device::cpu()).to_vector<float>() == g_ref.to(gt).to(Device::cpu()).to_vector<float>());
+        CHECK(gb.to(Device::cpu()).to_vector<float>() == gb_ref.to(Device::cpu()).to_vector<float>());
+      }
+    }
+    // bfloat16 is only the stored side: a bfloat16 input (or gradient) or a float64 pair with it is refused.
+    Tensor x16 = xd.to(DType::BFloat16), y = Tensor::empty({R, N}, DType::BFloat16, dev);
+    CHECK_THROWS_WITH(k.bias_relu_dropout(y.desc(), x16.desc(), Desc{}, 0.0, 1, 0),
+                      Catch::Matchers::Contains("float32 or float64"));
+    const Tensor x64 = xd.to(DType::Float64);
+    CHECK_THROWS_WITH(k.bias_relu_dropout(y.desc(), x64.desc(), Desc{}, 0.0, 1, 0),
+                      Catch::Matchers::Contains("bfloat16 beside float32"));
+  }
+  // The op front end: the same rule, and a clear error.
+  Tensor out16 = Tensor::empty({R, N}, DType::BFloat16);
+  CHECK_NOTHROW(bias_relu_dropout_out(out16, x, bias, 0.2, 1, 0));
+  Tensor x16 = x.to(DType::BFloat16);
+  CHECK_THROWS_WITH(bias_relu_dropout_out(out16, x16, Tensor(), 0.2, 1, 0),
+                    Catch::Matchers::Contains("does not take bfloat16"));
+}
+
 TEST_CASE("backend fallback: composite Adam step matches the fused CPU kernel", "[backend][fallback]") {
   for (bool decoupled : {false, true}) {
     Tensor p0 = Tensor::randn({13}, 0, 1, DType::Float64), g = Tensor::randn({13}, 0, 1, DType::Float64);

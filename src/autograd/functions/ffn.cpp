@@ -68,9 +68,9 @@ Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b
     Tensor hb = h.slice(0, r0, r1), yb = y.slice(0, r0, r1);
     Tensor hw = mixed ? hf.slice(0, 0, r1 - r0) : hb;
     matmul_out(hw, x2.slice(0, r0, r1), W1t, 0.0);
-    // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would
-    bias_relu_dropout_out(hw, hw, B1, q, seed, offset + (uint64_t)(r0 * F));
-    if (mixed) hb.copy_(hw);  // rounded once to bfloat16: fc2's operand and what the graph keeps
+    // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would;
+    // mixed: written to hb rounded once to bfloat16 (fc2's operand and what the graph keeps)
+    bias_relu_dropout_out(hb, hw, B1, q, seed, offset + (uint64_t)(r0 * F));
     matmul_out(yb, hb, W2t, B2.defined() ? 1.0 : 0.0);
   }
   Shape os = xc.shape();
@@ -100,7 +100,6 @@ Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b
           const int64_t rows = std::min(R, M);
           Tensor gh = Tensor::empty({rows, F}, ft, gy.device());
           Tensor ghl = mixed ? Tensor::empty({rows, F}, h.dtype(), gy.device()) : gh;  // gh as operand
-          Tensor hf = mixed ? Tensor::empty({rows, F}, ft, gy.device()) : Tensor();    // h block in float32
           Tensor gbb = want_b1 ? Tensor::empty({F}, ft, gy.device()) : Tensor();
           for (int64_t r0 = 0; r0 < M; r0 += R) {
             const int64_t r1 = std::min(M, r0 + R);
@@ -110,12 +109,11 @@ Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b
             if (!want_h) continue;
             Tensor ghb = gh.slice(0, 0, r1 - r0);
             matmul_out(ghb, gyb, W2, 0.0);
-            Tensor hw = mixed ? hf.slice(0, 0, r1 - r0) : hb;
-            if (mixed) hw.copy_(hb);
-            bias_relu_dropout_backward_out(ghb, gbb, ghb, hw, q);
-            if (want_b1) binary_into(BinaryOp::Add, gb1, gb1, gbb);
+            // mixed: the bfloat16 hidden block read as it is, the gradient written rounded once to
+            // bfloat16 for fc1's products (the bias gradient summed before the rounding)
             Tensor ghbl = mixed ? ghl.slice(0, 0, r1 - r0) : ghb;
-            if (mixed) ghbl.copy_(ghb);
+            bias_relu_dropout_backward_out(ghbl, gbb, ghb, hb, q);
+            if (want_b1) binary_into(BinaryOp::Add, gb1, gb1, gbb);
             if (want_w1) matmul_out(gw1, ghbl.transpose(0, 1), x2.slice(0, r0, r1), acc);
             if (want_x) {
               Tensor gxb = gx.slice(0, r0, r1);

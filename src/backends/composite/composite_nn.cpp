@@ -135,30 +135,42 @@ void CompositeKernels::dropout_add(const Desc& out, const Desc& residual, const 
 
 void CompositeKernels::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
                                          uint64_t offset) {
-  check_bias_relu_args(out, x, bias, p, "bias_relu_dropout");
+  check_bias_relu_args(x, out, bias, p, "bias_relu_dropout");
   const int64_t R = rows_of(x), N = cols_of(x);
   if (R * N == 0) return;
-  const Desc o = reshaped(out, {R, N}), xi = reshaped(x, {R, N});
+  // A bfloat16 out: the float32 result in scratch, rounded once by the copy.
+  std::optional<Scratch> f32;
+  if (out.dtype != x.dtype) f32.emplace(be_, x.dtype, x.device_index, std::initializer_list<int64_t>{R, N});
+  const Desc o = f32 ? f32->d() : reshaped(out, {R, N}), xi = reshaped(x, {R, N});
   if (bias.data)
     be_.binary(BinaryOp::Add, o, xi, composite::view(bias, {R, N}, {0, 1}));
   else
     be_.copy(o, xi);
   be_.unary(UnaryOp::Relu, o, o, 0.0, 0.0);
-  if (p > 0) dropout(out, out, p, seed, offset);
+  if (p > 0) dropout(o, o, p, seed, offset);
+  if (f32) be_.copy(reshaped(out, {R, N}), o);
 }
 
 void CompositeKernels::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,
                                                   double p) {
-  check_bias_relu_args(gx, gout, gbias, p, "bias_relu_dropout_backward");
-  check_bias_relu_args(gx, out, Desc{}, p, "bias_relu_dropout_backward");
+  check_bias_relu_args(gout, gx, gbias, p, "bias_relu_dropout_backward");
+  check_bias_relu_args(gout, out, Desc{}, p, "bias_relu_dropout_backward");
   const int64_t R = rows_of(gx), N = cols_of(gx);
   if (N == 0) return;
-  const Desc g = reshaped(gx, {R, N});
+  // bfloat16 out / gx: widened exactly into float32 scratch / computed there and rounded once.
+  std::optional<Scratch> y32, g32;
+  if (out.dtype != gout.dtype) {
+    y32.emplace(be_, gout.dtype, gout.device_index, std::initializer_list<int64_t>{R, N});
+    if (R > 0) be_.copy(y32->d(), reshaped(out, {R, N}));
+  }
+  if (gx.dtype != gout.dtype) g32.emplace(be_, gout.dtype, gout.device_index, std::initializer_list<int64_t>{R, N});
+  const Desc g = g32 ? g32->d() : reshaped(gx, {R, N});
   if (R > 0) {
-    be_.binary(BinaryOp::ReluGrad, g, reshaped(gout, {R, N}), reshaped(out, {R, N}));
+    be_.binary(BinaryOp::ReluGrad, g, reshaped(gout, {R, N}), y32 ? y32->d() : reshaped(out, {R, N}));
     if (p > 0) be_.unary(UnaryOp::Affine, g, g, 1.0 / (1.0 - p), 0.0);
   }
-  if (gbias.data) be_.reduce(ReduceOp::Sum, reshaped(gbias, {N}), composite::view(gx, {N, R}, {1, N}), 1);
+  if (gbias.data) be_.reduce(ReduceOp::Sum, reshaped(gbias, {N}), composite::view(g, {N, R}, {1, N}), 1);
+  if (g32 && R > 0) be_.copy(reshaped(gx, {R, N}), g);
 }
 
 void CompositeKernels::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,

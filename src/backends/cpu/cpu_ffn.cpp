@@ -1,8 +1,14 @@
 // The Transformer FFN activation, fused (FusedKernels::bias_relu_dropout): dropout(relu(x + b)) forward
 // and, from the saved output alone, its backward with the bias gradient, one pass each over [rows, N]
 // instead of the four passes of the ops apart (bias add, ReLU, dropout; dropout, ReLU, bias sum).
-// The dropout counters and compare are CpuBackend::dropout's, so the values equal the ops apart.
+// The dropout counters and compare are CpuBackend::dropout's, so the values equal the ops apart. Under
+// autocast the FFN's hidden layer is bfloat16: the forward writes it rounded once and the backward
+// reads it (and writes the gradient fc1's products read) in bfloat16, each through a float32 row buffer
+// in L1, so neither needs a separate cast pass.
 #include <type_traits>
+#include <vector>
+
+#include "backends/cpu/bf16_convert.h"
 
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/cpu_backend.h"
@@ -12,21 +18,65 @@
 
 namespace nl {
 
+namespace {
+// Row r of a [rows, N] operand that may be bfloat16 beside float32 compute type T: where the kernel
+// writes it (T* directly, or a float32 row buffer then rounded once by `flush`) and reads it (widened
+// exactly into a row buffer).
+template <typename T>
+struct MaybeBf16Rows {
+  const Desc& d;
+  int64_t N;
+  bool bf16() const { return d.dtype == DType::BFloat16; }
+  T* write_row(int64_t r, std::vector<T>& buf) const {
+    if (!bf16()) return static_cast<T*>(d.data) + r * N;
+    buf.resize((size_t)N);
+    return buf.data();
+  }
+  void flush(int64_t r, const T* row) const {
+    if constexpr (std::is_same_v<T, float>)
+      if (bf16()) cpu::float_to_bf16(row, static_cast<uint16_t*>(d.data) + r * N, N);
+  }
+  const T* read_row(int64_t r, std::vector<T>& buf) const {
+    if (!bf16()) return static_cast<const T*>(d.data) + r * N;
+    buf.resize((size_t)N);
+    if constexpr (std::is_same_v<T, float>) cpu::bf16_to_float(static_cast<const uint16_t*>(d.data) + r * N, buf.data(), N);
+    return buf.data();
+  }
+};
+
+// One row of the backward: o = y > 0 ? g · scale : 0, and a += o (in double) when a is set.
+template <typename T>
+void relu_dropout_grad_row(const T* g, const T* y, T* o, double* a, int64_t N, T scale) {
+  if (a) {
+#pragma omp simd
+    for (int64_t j = 0; j < N; ++j) {
+      const T v = y[j] <= T(0) ? T(0) : g[j] * scale;
+      o[j] = v;
+      a[j] += (double)v;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < N; ++j) o[j] = y[j] <= T(0) ? T(0) : g[j] * scale;
+  }
+}
+}  // namespace
+
 void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
                                    uint64_t offset) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
-  check_bias_relu_args(out, x, bias, p, "bias_relu_dropout");
+  check_bias_relu_args(x, out, bias, p, "bias_relu_dropout");
   const int64_t N = x.shape[x.ndim - 1], R = N ? x.numel() / N : 0;
   dispatch_floating(x.dtype, "bias_relu_dropout", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data);
     const T* bp = static_cast<const T*>(bias.data);
-    T* op = static_cast<T*>(out.data);
+    const MaybeBf16Rows<T> orows{out, N};
     const T scale = T(1.0 / (1.0 - p));
     // One row; HasBias / Drop are compile-time so that the loop has no conditional loads (omp simd).
     auto row = [&](auto has_bias, auto drop, int64_t r) {
+      thread_local std::vector<T> buf;
       const T* xr = xp + r * N;
-      T* o = op + r * N;
+      T* o = orows.write_row(r, buf);
       const uint64_t c0 = offset + (uint64_t)(r * N);
 #pragma omp simd
       for (int64_t j = 0; j < N; ++j) {
@@ -38,6 +88,7 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
         else
           o[j] = a;
       }
+      orows.flush(r, o);
     };
     using Y = std::true_type;
     using No = std::false_type;
@@ -58,32 +109,22 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
 void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, const Desc& gout, const Desc& out,
                                             double p) {
   prof::Scope prof_scope(prof::Cat::Elementwise);
-  check_bias_relu_args(gx, gout, gbias, p, "bias_relu_dropout_backward");
-  check_bias_relu_args(gx, out, Desc{}, p, "bias_relu_dropout_backward");
+  check_bias_relu_args(gout, gx, gbias, p, "bias_relu_dropout_backward");
+  check_bias_relu_args(gout, out, Desc{}, p, "bias_relu_dropout_backward");
   const int64_t N = gx.shape[gx.ndim - 1], R = N ? gx.numel() / N : 0;
   const bool want_b = gbias.data != nullptr;
   cpu::RowChunks chunks(R, N, want_b ? N : 0);  // per chunk: the bias gradient's partial sums
-  dispatch_floating(gx.dtype, "bias_relu_dropout_backward", [&](auto tag) {
+  dispatch_floating(gout.dtype, "bias_relu_dropout_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* gp = static_cast<const T*>(gout.data);
-    const T* yp = static_cast<const T*>(out.data);
-    T* gxp = static_cast<T*>(gx.data);
+    const MaybeBf16Rows<T> yrows{out, N}, grows{gx, N};
     const T scale = T(1.0 / (1.0 - p));
     chunks.run([&](int64_t r0, int64_t r1, double* a) {
+      std::vector<T> ybuf, gbuf;  // row buffers of a bfloat16 out / gx (allocated on first use, per chunk)
       for (int64_t r = r0; r < r1; ++r) {
-        const T *g = gp + r * N, *y = yp + r * N;
-        T* o = gxp + r * N;
-        if (a) {
-#pragma omp simd
-          for (int64_t j = 0; j < N; ++j) {
-            const T v = y[j] <= T(0) ? T(0) : g[j] * scale;
-            o[j] = v;
-            a[j] += (double)v;
-          }
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < N; ++j) o[j] = y[j] <= T(0) ? T(0) : g[j] * scale;
-        }
+        T* o = grows.write_row(r, gbuf);
+        relu_dropout_grad_row(gp + r * N, yrows.read_row(r, ybuf), o, a, N, scale);
+        grows.flush(r, o);
       }
     });
     if (want_b) {
