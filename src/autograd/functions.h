@@ -171,7 +171,9 @@ struct AttentionOptions {
 /// Throws std::invalid_argument on rank or size mismatches (naming the shapes), q, k, v of different
 /// dtypes or devices, or dropout outside [0, 1). Under autocast q, k, v are cast to bfloat16, the
 /// per-head products accumulate in float32, the masked softmax (and P) stay float32, P is rounded to
-/// bfloat16 as the operand of P·V; the result is float32 (bfloat16 with opts.autocast_output).
+/// bfloat16 as the operand of P·V; the result is float32 (bfloat16 with opts.autocast_output). The
+/// gradient of an input that arrived in bfloat16 is written in bfloat16 (the float32 accumulator rounded
+/// once: what its producer's products read), of one cast here in float32.
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& opts);
 /// The composite twin of attention() from primitive ops (matmul, masked_fill, softmax, dropout): same
 /// values and gradients when dropout is off; records the full weight matrix. For tests and teaching.

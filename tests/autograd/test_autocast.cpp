@@ -211,6 +211,42 @@ TEST_CASE("autocast: a product feeding only products writes bfloat16, with the s
   CHECK(std::isfinite(norm2(h.grad())));
 }
 
+TEST_CASE("autocast: the attention writes the gradient of a bfloat16 q, k, v in bfloat16, the float32 one "
+          "rounded once",
+          "[autocast]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  manual_seed(8);
+  const Tensor q = Tensor::randn({2, 4, 6, 8}), k = Tensor::randn({2, 4, 7, 8}), v = Tensor::randn({2, 4, 7, 8});
+  const Tensor gout = Tensor::randn({2, 4, 6, 8});
+  AttentionOptions o;
+  o.training = true;
+  o.dropout = 0.2;
+  // The same inputs twice: bfloat16 variables (as a projection with autocast_output gives them) and float32
+  // ones holding the same values (cast inside the attention); the same dropout draws for both.
+  Variable q16(q.to(DType::BFloat16), true), k16(k.to(DType::BFloat16), true), v16(v.to(DType::BFloat16), true);
+  Variable q32(q16.data().to(DType::Float32), true), k32(k16.data().to(DType::Float32), true),
+      v32(v16.data().to(DType::Float32), true);
+  Variable a16, a32;
+  {
+    AutocastGuard g(DType::BFloat16);
+    // non-leaves (a leaf's gradient takes the leaf's dtype whatever arrives)
+    Variable qi = reshape(q16, q.shape()), ki = reshape(k16, k.shape()), vi = reshape(v16, v.shape());
+    for (Variable* x : {&qi, &ki, &vi}) x->retain_grad();
+    manual_seed(9);
+    a16 = attention(qi, ki, vi, o);
+    a16.backward(gout);
+    for (Variable* x : {&qi, &ki, &vi}) REQUIRE(x->grad().dtype() == DType::BFloat16);
+    manual_seed(9);
+    a32 = attention(q32, k32, v32, o);
+    a32.backward(gout);
+    REQUIRE(q32.grad().dtype() == DType::Float32);
+    CHECK(qi.grad().to_vector<float>() == q32.grad().to(DType::BFloat16).to_vector<float>());
+    CHECK(ki.grad().to_vector<float>() == k32.grad().to(DType::BFloat16).to_vector<float>());
+    CHECK(vi.grad().to_vector<float>() == v32.grad().to(DType::BFloat16).to_vector<float>());
+  }
+  CHECK(a16.data().to_vector<float>() == a32.data().to_vector<float>());
+}
+
 TEST_CASE("autocast: a weight is cast once per update, however many products read it", "[autocast]") {
   NL_SKIP_WITHOUT_ONEDNN();
   manual_seed(7);

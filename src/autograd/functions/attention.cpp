@@ -1,6 +1,7 @@
 // Scaled dot-product attention (Vaswani et al. 2017, Eq. 1): argument checks, the fused op (batched
 // GEMMs over B*H heads around the backend's attention row kernels; saves q, k, v and the weights P, the
 // dropout mask is regenerated; docs/attention.md) and its composite twin from primitive ops.
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
@@ -122,9 +123,15 @@ Variable attention(const Variable& q_in, const Variable& k_in, const Variable& v
   pd = Tensor();
 
   std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + note_number(ko.dropout);
+  // The gradient of an input that arrived in bfloat16 (a projection's autocast_output) is written in
+  // bfloat16 by its product, as that tensor's gradient (and what the projection's products read); an input
+  // cast here gets its gradient in float32, widened no further by the Cast node.
+  const std::array<bool, 3> grad16{q_in.dtype() == DType::BFloat16 && dt == DType::BFloat16,
+                                   k_in.dtype() == DType::BFloat16 && dt == DType::BFloat16,
+                                   v_in.dtype() == DType::BFloat16 && dt == DType::BFloat16};
   return make_result(
       out, "Attention", {q, k, v},
-      [qc, kc, vc, p, ko](const Tensor& gout, const std::vector<bool>& need) {
+      [qc, kc, vc, p, ko, grad16](const Tensor& gout, const std::vector<bool>& need) {
         prof::OpScope op_scope(prof::Op::Attention);
         const int64_t B = p.size(0), H = p.size(1), Tq = p.size(2), Tk = p.size(3), dh = qc.size(3), dv = vc.size(3);
         const bool drop = ko.dropout > 0;
@@ -138,9 +145,10 @@ Variable attention(const Variable& q_in, const Variable& k_in, const Variable& v
         const Tensor gsl = gs.to(dt);
         // Gradients are written heads-last, so the head split's backward (transpose + reshape) is free.
         std::vector<Tensor> r(3);
-        if (need[0]) matmul_heads_out(r[0] = empty_heads_last(B, H, Tq, dh, ft, dev), gsl, false, kc, false);
-        if (need[1]) matmul_heads_out(r[1] = empty_heads_last(B, H, Tk, dh, ft, dev), gsl, true, qc, false);
-        if (need[2]) matmul_heads_out(r[2] = empty_heads_last(B, H, Tk, dv, ft, dev), pd.to(dt), true, g, false);
+        const auto gt = [&](int i) { return grad16[i] ? dt : ft; };
+        if (need[0]) matmul_heads_out(r[0] = empty_heads_last(B, H, Tq, dh, gt(0), dev), gsl, false, kc, false);
+        if (need[1]) matmul_heads_out(r[1] = empty_heads_last(B, H, Tk, dh, gt(1), dev), gsl, true, qc, false);
+        if (need[2]) matmul_heads_out(r[2] = empty_heads_last(B, H, Tk, dv, gt(2), dev), pd.to(dt), true, g, false);
         return r;
       },
       {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);
