@@ -36,18 +36,34 @@ bool sole_owner(const Tensor& t) {
 }
 Tensor owned(Tensor g) { return sole_owner(g) ? g : g.clone(); }
 
-// Adds g into a gradient that is handed out: the first gradient is made owned; later ones create a
-// new tensor (out of place, so views the user took of the old one are not changed).
-void accumulate_owned(Tensor& slot, Tensor g) { slot = slot.defined() ? add(slot, g) : owned(std::move(g)); }
+// bfloat16 takes no elementwise ops: a sum with a bfloat16 gradient is taken in float32 (or the other's
+// wider dtype).
+DType sum_dtype(DType a, DType b) {
+  const DType w = dtype_size(a) >= dtype_size(b) ? a : b;
+  return w == DType::BFloat16 ? DType::Float32 : w;
+}
+// Adds g into a gradient that is handed out (a leaf's, or one retain_grad() keeps), which keeps its dtype:
+// the first gradient is made owned; later ones create a new tensor (out of place, so views the user took of
+// the old one are not changed).
+void accumulate_owned(Tensor& slot, Tensor g) {
+  if (!slot.defined()) {
+    slot = owned(std::move(g));
+    return;
+  }
+  const DType keep = slot.dtype(), t = sum_dtype(keep, g.dtype());
+  slot = add(slot.to(t), g.to(t)).to(keep);
+}
 // Adds g into an internal gradient buffer (never seen by the user; may alias): in place when the buffer is
 // the only handle to its storage (no other gradient, saved tensor or view shares it) and g matches it, which
 // saves a new buffer and a pass over memory per sum; otherwise into a new tensor. The same values either way.
 // Gradients of one tensor may arrive in two float dtypes under autocast (a product returns a float32
-// gradient for its bfloat16 operand): the sum is taken in the wider one.
+// gradient for its bfloat16 operand, a bfloat16 one for a bfloat16 input that arrived so): the sum is taken
+// in the wider one, float32 for two bfloat16 gradients.
 void accumulate(Tensor& slot, Tensor g) {
-  if (slot.defined() && slot.dtype() != g.dtype()) {
-    if (dtype_size(g.dtype()) > dtype_size(slot.dtype())) slot = slot.to(g.dtype());
-    else g = g.to(slot.dtype());
+  if (slot.defined() && (slot.dtype() != g.dtype() || g.dtype() == DType::BFloat16)) {
+    const DType t = sum_dtype(slot.dtype(), g.dtype());
+    slot = slot.to(t);
+    g = g.to(t);
   }
   if (!slot.defined()) {
     slot = std::move(g);

@@ -87,7 +87,9 @@ Variable matmul(const Variable& a, const Variable& b);
 /// with `autocast_output`, bfloat16 (bias added in the product's epilogue; see nl::addmm): for a layer
 /// whose consumers are all products that would cast y to bfloat16 anyway (attention's q, k, v
 /// projections), which saves the float32 write and the cast. Without autocast the flag does nothing. The
-/// backward is the same either way (float32 gradients for x and W).
+/// backward is the same either way: float32 gradients for W and for an x that was cast here; an x that
+/// arrived in bfloat16 (an attention's autocast_output) gets its gradient in bfloat16, the float32
+/// accumulator rounded once.
 Variable linear(const Variable& x, const Variable& w, const Variable& b, bool autocast_output = false);
 
 // ---- shape ----

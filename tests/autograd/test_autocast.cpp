@@ -211,8 +211,8 @@ TEST_CASE("autocast: a product feeding only products writes bfloat16, with the s
   CHECK(std::isfinite(norm2(h.grad())));
 }
 
-TEST_CASE("autocast: the attention writes the gradient of a bfloat16 q, k, v in bfloat16, the float32 one "
-          "rounded once",
+TEST_CASE("autocast: the attention (and a Linear) write the gradient of an input that arrived in bfloat16 in "
+          "bfloat16, the float32 one rounded once",
           "[autocast]") {
   NL_SKIP_WITHOUT_ONEDNN();
   manual_seed(8);
@@ -245,6 +245,30 @@ TEST_CASE("autocast: the attention writes the gradient of a bfloat16 q, k, v in 
     CHECK(vi.grad().to_vector<float>() == v32.grad().to(DType::BFloat16).to_vector<float>());
   }
   CHECK(a16.data().to_vector<float>() == a32.data().to_vector<float>());
+
+  // A Linear's input that arrived in bfloat16 (out_proj reading the attention's autocast_output) likewise.
+  Variable w(Tensor::randn({5, 8}), true);
+  const Tensor gy = Tensor::randn({2, 4, 6, 5});
+  Variable x16(q.to(DType::BFloat16), true), x32(x16.data().to(DType::Float32), true);
+  AutocastGuard g(DType::BFloat16);
+  Variable xi = reshape(x16, q.shape());
+  xi.retain_grad();
+  linear(xi, w, Variable()).backward(gy);
+  const Tensor gw16 = w.grad().clone();
+  w.zero_grad();
+  linear(x32, w, Variable()).backward(gy);
+  REQUIRE(xi.grad().dtype() == DType::BFloat16);
+  CHECK(xi.grad().to_vector<float>() == x32.grad().to(DType::BFloat16).to_vector<float>());
+  CHECK(w.grad().to_vector<float>() == gw16.to_vector<float>());  // W's gradient unchanged (float32)
+
+  // Two bfloat16 gradients of one tensor are summed in float32 (bfloat16 takes no elementwise op), and
+  // flow on (and are retained) in float32.
+  Variable xj = reshape(x16, q.shape());
+  xj.retain_grad();
+  add(linear(xj, w, Variable()), linear(xj, w, Variable())).backward(gy);
+  REQUIRE(xj.grad().dtype() == DType::Float32);
+  const Tensor one = xi.grad().to(DType::Float32);
+  CHECK(xj.grad().to_vector<float>() == add(one, one).to_vector<float>());
 }
 
 TEST_CASE("autocast: a weight is cast once per update, however many products read it", "[autocast]") {

@@ -47,13 +47,17 @@ Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b, b
   std::vector<Variable> inputs{x, w};
   if (b.defined()) inputs.push_back(b);
   const bool has_b = b.defined();
+  // An input that arrived in bfloat16 (an attention's autocast_output) gets its gradient in bfloat16 from
+  // the product (the float32 accumulator rounded once), which is what that input's producer reads.
+  const bool gx16 = x_in.dtype() == DType::BFloat16 && xv.dtype() == DType::BFloat16;
   return make_result(y.view(os), "Linear", inputs,
-                     [xv, wv, in, out, has_b](const Tensor& g, const std::vector<bool>& n) {
+                     [xv, wv, in, out, has_b, gx16](const Tensor& g, const std::vector<bool>& n) {
                        Tensor g2 = g.reshape({-1, out});
                        const Tensor gl = g2.to(xv.dtype());  // product operand (bfloat16 under autocast)
                        Tensor x2 = xv.reshape({-1, in});
                        std::vector<Tensor> r(has_b ? 3 : 2);
-                       if (n[0]) r[0] = nl::matmul(gl, wv).view(xv.shape());
+                       if (n[0])
+                         r[0] = (gx16 ? nl::matmul(gl, wv, DType::BFloat16) : nl::matmul(gl, wv)).view(xv.shape());
                        if (n[1]) r[1] = nl::matmul(gl.transpose(0, 1), x2);
                        if (has_b && n[2]) r[2] = nl::sum(g2.dtype() == DType::BFloat16 ? g2.to(DType::Float32) : g2, {0});
                        return r;
