@@ -141,7 +141,8 @@ class Backend {
   virtual void reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) = 0;
 
   // ---- row gathers / scatters (embedding, gather) ----
-  /// out[i, :] = table[idx[i], :] for contiguous table [V, D]; throws on an id out of [0, V).
+  /// out[i, :] = table[idx[i], :] for contiguous table [V, D] of any dtype (bfloat16 included: rows are
+  /// moved, not computed); throws on an id out of [0, V).
   virtual void index_select_rows(const Desc& out, const Desc& table, const Desc& idx) = 0;
   /// table[idx[i], :] += src[i, :] (embedding backward).
   virtual void index_add_rows(const Desc& table, const Desc& idx, const Desc& src) = 0;

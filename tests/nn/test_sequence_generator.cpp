@@ -2,8 +2,10 @@
 // length-normalised log-probabilities of the returned tokens, and a tiny model learns to copy.
 #include <cmath>
 
+#include "bf16_test_util.h"
 #include "nn/transformer/sequence_generator.h"
 #include "optim/optimizer.h"
+#include "tensor/autocast.h"
 #include "transformer_test_util.h"
 
 using namespace nl;
@@ -150,4 +152,33 @@ TEST_CASE("a tiny Transformer learns to copy random sequences", "[transformer][g
   }
   INFO("exact matches: " << exact << " / " << B);
   CHECK(exact >= 0.95 * B);
+}
+
+TEST_CASE("beam search under autocast: the bfloat16 cached keys and values are reordered with the beams",
+          "[transformer][generate][bf16]") {
+  // Under --bf16 the decoder's q, k, v projections write bfloat16, so the incremental state a beam
+  // reorders (index_select) holds bfloat16 tensors.
+  NL_SKIP_WITHOUT_ONEDNN();
+  manual_seed(4);
+  TransformerModel m(tiny_config(true));
+  m.eval();
+  Tensor src = tokens({{5, 6, 7, 2}, {8, 9, 2, 1}});
+  GenerationOptions o;
+  o.beam = 4;
+  o.nbest = 2;
+  o.max_len_b = 6;
+  std::vector<std::vector<Hypothesis>> h32, h16;
+  h32 = beam_search(m, src, o);
+  {
+    AutocastGuard g(DType::BFloat16);
+    h16 = beam_search(m, src, o);
+  }
+  REQUIRE(h16.size() == 2);
+  for (size_t b = 0; b < 2; ++b) {
+    REQUIRE(h16[b].size() == 2);
+    CHECK(h16[b][0].score >= h16[b][1].score);
+    // bfloat16 products move the scores by far less than the gap between a tiny model's random tokens
+    CHECK(std::isfinite(h16[b][0].score));
+    CHECK(h16[b][0].score == Approx(h32[b][0].score).margin(0.05));
+  }
 }

@@ -1,6 +1,7 @@
 // CPU kernels for softmax, fused cross-entropy (with label smoothing and ignore_index) and
 // embedding-style row gathers/scatters. All take contiguous row-major inputs.
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -106,14 +107,13 @@ void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Des
     if (ix[i] < 0 || ix[i] >= V)
       throw std::out_of_range("index " + std::to_string(ix[i]) + " out of range for a table of " +
                               std::to_string(V) + " rows");
-  dispatch_dtype(table.dtype, "index_select", [&](auto tag) {
-    using T = decltype(tag);
-    const T* t = static_cast<const T*>(table.data);
-    T* o = static_cast<T*>(out.data);
+  // Rows are moved as bytes, so every dtype is taken (bfloat16 too: a beam's cached keys and values
+  // under autocast are reordered with it).
+  const size_t row = (size_t)D * dtype_size(table.dtype);
+  const char* t = static_cast<const char*>(table.data);
+  char* o = static_cast<char*>(out.data);
 #pragma omp parallel for schedule(static) if (n * D >= kParallelGrain)
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t d = 0; d < D; ++d) o[i * D + d] = t[ix[i] * D + d];
-  });
+  for (int64_t i = 0; i < n; ++i) std::memcpy(o + (size_t)i * row, t + (size_t)ix[i] * row, row);
 }
 
 void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& src) {

@@ -105,12 +105,16 @@ void CudaBackend::index_select_rows(const Desc& out, const Desc& table, const De
   const int64_t V = table.shape[0], D = V ? table.numel() / V : 0, n = idx.numel();
   if (n * D == 0) return;
   DeviceContext& c = context(table.device_index);
-  dispatch_all(table.dtype, "index_select_rows", [&](auto tag) {
+  const auto launch = [&](auto tag) {
     using T = decltype(tag);
     select_kernel<T><<<blocks_for(n * D), kThreads, 0, c.stream>>>(
         static_cast<T*>(out.data), static_cast<const T*>(table.data), static_cast<const int64_t*>(idx.data), n, D,
         V, 0, n, c.err_dev, kIndexSelect);
-  });
+  };
+  if (table.dtype == DType::BFloat16)  // moved as 16-bit words (a beam's cached keys and values under autocast)
+    launch(uint16_t{});
+  else
+    dispatch_all(table.dtype, "index_select_rows", launch);
   check_launch("index_select_rows");
 }
 
