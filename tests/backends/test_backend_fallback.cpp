@@ -34,6 +34,18 @@ double rel_diff(const Tensor& a, const Tensor& b) {
   }
   return m / s;
 }
+// Runs body(dev, kernels) on the CPU backend's own fused kernels, then on the composite ones (a fake
+// device with only the core kernels), naming which in the failure messages.
+template <typename F>
+void on_cpu_and_composite(F&& body) {
+  for (bool composite : {false, true}) {
+    INFO((composite ? "composite" : "cpu"));
+    std::optional<FakeDevice> fd;
+    if (composite) fd.emplace();
+    const Device dev = composite ? kFake : Device::cpu();
+    body(dev, backend_for(dev.type).fused());
+  }
+}
 double tol(DType t) { return t == DType::Float64 ? 1e-12 : 2e-5; }
 
 struct FwdBwd {
@@ -162,12 +174,7 @@ TEST_CASE("backend fallback: dropout_add writing over its residual or its input 
   // residual, which its add still reads.
   const int64_t n = 37;
   Tensor r = Tensor::randn({n}, 0, 1, DType::Float64), x = Tensor::randn({n}, 0, 1, DType::Float64);
-  for (bool composite : {false, true}) {
-    INFO((composite ? "composite" : "cpu"));
-    std::optional<FakeDevice> fd;
-    if (composite) fd.emplace();
-    const Device dev = composite ? kFake : Device::cpu();
-    FusedKernels& k = backend_for(dev.type).fused();
+  on_cpu_and_composite([&](const Device& dev, FusedKernels& k) {
     Tensor rd = r.to(dev), xd = x.to(dev), fresh = Tensor::empty({n}, DType::Float64, dev);
     k.dropout_add(fresh.desc(), rd.desc(), xd.desc(), 0.4, 11, 5);
     Tensor over_r = rd.clone(), over_x = xd.clone();
@@ -184,7 +191,7 @@ TEST_CASE("backend fallback: dropout_add writing over its residual or its input 
     }
     CHECK(dropped > 0);
     CHECK(dropped < n);
-  }
+  });
 }
 
 TEST_CASE("backend fallback: the FFN activation writes and reads bfloat16 beside float32, bit for bit the float32 "
@@ -195,12 +202,7 @@ TEST_CASE("backend fallback: the FFN activation writes and reads bfloat16 beside
   const int64_t R = 9, N = 37;
   manual_seed(3);
   const Tensor x = Tensor::randn({R, N}), bias = Tensor::randn({N}), gout = Tensor::randn({R, N});
-  for (bool composite : {false, true}) {
-    INFO((composite ? "composite" : "cpu"));
-    std::optional<FakeDevice> fd;
-    if (composite) fd.emplace();
-    const Device dev = composite ? kFake : Device::cpu();
-    FusedKernels& k = backend_for(dev.type).fused();
+  on_cpu_and_composite([&](const Device& dev, FusedKernels& k) {
     const Tensor xd = x.to(dev), bd = bias.to(dev), gd = gout.to(dev);
     for (double p : {0.0, 0.3}) {
       INFO("p " << p);
@@ -228,7 +230,7 @@ TEST_CASE("backend fallback: the FFN activation writes and reads bfloat16 beside
     const Tensor x64 = xd.to(DType::Float64);
     CHECK_THROWS_WITH(k.bias_relu_dropout(y.desc(), x64.desc(), Desc{}, 0.0, 1, 0),
                       Catch::Matchers::Contains("bfloat16 beside float32"));
-  }
+  });
   // The op front end: the same rule, and a clear error.
   Tensor out16 = Tensor::empty({R, N}, DType::BFloat16);
   CHECK_NOTHROW(bias_relu_dropout_out(out16, x, bias, 0.2, 1, 0));

@@ -33,6 +33,23 @@ std::vector<int32_t> greedy(TransformerModel& m, const Tensor& src, int64_t max_
   }
   return out;
 }
+// The beam tests' setting: a tiny model drawn with seed 4 (eval mode), two source sentences, beam 4
+// over at most 6 target tokens, the best `nbest` kept.
+TransformerConfig seeded_tiny_config(uint64_t seed) {
+  manual_seed(seed);
+  return tiny_config(true);
+}
+struct BeamSetup {
+  TransformerModel m;
+  Tensor src = tokens({{5, 6, 7, 2}, {8, 9, 2, 1}});
+  GenerationOptions o;
+  explicit BeamSetup(int64_t nbest) : m(seeded_tiny_config(4)) {
+    m.eval();
+    o.beam = 4;
+    o.nbest = nbest;
+    o.max_len_b = 6;
+  }
+};
 }  // namespace
 
 TEST_CASE("beam search: beam 1 equals greedy decoding", "[transformer][generate]") {
@@ -54,14 +71,10 @@ TEST_CASE("beam search: beam 1 equals greedy decoding", "[transformer][generate]
 }
 
 TEST_CASE("beam search: scores are length-normalised log-probabilities, best first", "[transformer][generate]") {
-  manual_seed(4);
-  TransformerModel m(tiny_config(true));
-  m.eval();
-  Tensor src = tokens({{5, 6, 7, 2}, {8, 9, 2, 1}});
-  GenerationOptions o;
-  o.beam = 4;
-  o.nbest = 4;
-  o.max_len_b = 6;
+  BeamSetup b4(4);
+  TransformerModel& m = b4.m;
+  const Tensor& src = b4.src;
+  GenerationOptions& o = b4.o;
   o.lenpen = 1.0;
   auto hyps = beam_search(m, src, o);
   REQUIRE(hyps.size() == 2);
@@ -159,19 +172,12 @@ TEST_CASE("beam search under autocast: the bfloat16 cached keys and values are r
   // Under --bf16 the decoder's q, k, v projections write bfloat16, so the incremental state a beam
   // reorders (index_select) holds bfloat16 tensors.
   NL_SKIP_WITHOUT_ONEDNN();
-  manual_seed(4);
-  TransformerModel m(tiny_config(true));
-  m.eval();
-  Tensor src = tokens({{5, 6, 7, 2}, {8, 9, 2, 1}});
-  GenerationOptions o;
-  o.beam = 4;
-  o.nbest = 2;
-  o.max_len_b = 6;
-  std::vector<std::vector<Hypothesis>> h32, h16;
-  h32 = beam_search(m, src, o);
+  BeamSetup b4(2);
+  const std::vector<std::vector<Hypothesis>> h32 = beam_search(b4.m, b4.src, b4.o);
+  std::vector<std::vector<Hypothesis>> h16;
   {
     AutocastGuard g(DType::BFloat16);
-    h16 = beam_search(m, src, o);
+    h16 = beam_search(b4.m, b4.src, b4.o);
   }
   REQUIRE(h16.size() == 2);
   for (size_t b = 0; b < 2; ++b) {
