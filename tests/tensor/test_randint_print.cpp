@@ -11,7 +11,7 @@
 using namespace nl;
 using Catch::Matchers::Contains;
 
-TEST_CASE("randint: int64 in [low, high), uniform, reproducible from manual_seed", "[tensor][random]") {
+TEST_CASE("randint: int64 from low up to high (excluded), uniform, reproducible from manual_seed", "[tensor][random]") {
   manual_seed(11);
   Tensor a = Tensor::randint(-3, 4, {7000});
   CHECK(a.dtype() == DType::Int64);

@@ -64,7 +64,9 @@ TEST_CASE("ln_net_hessian: 0 for the linear network, LN for layernorm", "[theory
 
 TEST_CASE("ln_net_hessian: clear errors", "[theory][hessian]") {
   LnNet bn(cfg("batchnorm"));
-  CHECK_THROWS_WITH(lntheory::ln_net_hessian(bn, Tensor::randn({4, 5})), Contains("none, layernorm, lng and groupnorm"));
+  CHECK_THROWS_WITH(lntheory::ln_net_hessian(bn, Tensor::randn({4, 5})),
+                    Contains("covers --norm none and the norms that are LayerNorm per feature group "
+                             "(layernorm, lng, groupnorm), not 'batchnorm'"));
   LnNet ln(cfg("layernorm"));
   CHECK_THROWS_WITH(lntheory::ln_net_hessian(ln, Tensor::zeros({0, 5})), Contains("empty"));
 }
