@@ -144,13 +144,17 @@ class NormlabBench {
     // and what they make per second of the median step.
     const double step_gflop = nl::prof::gemm_flops() / a.profile_steps / 1e9;
     const double gemm_s = nl::prof::totals()["gemm"];
+    json kernel_list = json::array();  // every timed backend kernel, per step, largest first
+    for (const auto& k : nl::prof::kernel_totals())
+      kernel_list.push_back({{"kernel", k.name}, {"category", k.category}, {"ms_per_step", 1000.0 * k.seconds / a.profile_steps},
+                         {"calls_per_step", (double)k.calls / a.profile_steps}});
     return {{"framework", "normlab"}, {"threads", threads_},
             {"items_per_step", batch_->items}, {"step_ms", t}, {"step_cpu_ms", cpu_t},
             {"step_gflop", step_gflop}, {"gflop_per_s", step_gflop / (median / 1000.0)},
             {"gemm_gflop_per_s", gemm_s > 0 ? nl::prof::gemm_flops() / 1e9 / gemm_s : 0.0},
             {"peak_rss_mib", rss}, {"graph_held_mib_by_op", held},
             {"items_per_s", (double)batch_->items / (median / 1000.0)}, {"time_share_percent", shares},
-            {"op_share_percent", op_shares}};
+            {"op_share_percent", op_shares}, {"kernels", kernel_list}};
   }
 
  private:
@@ -452,6 +456,16 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     for (auto& [k, v] : nr["op_share_percent"].items())
       std::printf("  %-30s %5.1f%% (the whole op, its kernels counted in the lines above too)\n", (k + " op").c_str(),
                   v.get<double>());
+    if (nr.contains("kernels") && !nr["kernels"].empty()) {
+      std::printf("  kernels, largest first (ms and calls per step):");
+      const size_t shown = std::min<size_t>(nr["kernels"].size(), 12);
+      for (size_t i = 0; i < shown; ++i) {
+        const json& k = nr["kernels"][i];
+        std::printf("%s %s %.2f (%g)", i ? "," : "", k["kernel"].get<std::string>().c_str(),
+                    k["ms_per_step"].get<double>(), k["calls_per_step"].get<double>());
+      }
+      std::printf("%s\n", nr["kernels"].size() > shown ? ", ..." : "");
+    }
     const double gemm_rate = nr["gemm_gflop_per_s"].get<double>();
     std::printf("  matrix products: %.1f GFLOP per step at %.1f GFLOP/s inside the GEMM calls (%.0f ms per step)\n",
                 nr["step_gflop"].get<double>(), gemm_rate,

@@ -1,11 +1,12 @@
 #pragma once
 // Kernel-time profiler: when enabled, each backend kernel adds its wall time to a category
-// (gemm, conv, pool, norm, optimizer, elementwise, loss, ...). Off by default; the check is one
+// (gemm, conv, pool, norm, optimizer, elementwise, loss, ...) and to its own name (kernel_totals()). Off by default; the check is one
 // relaxed atomic load per kernel. Used by `normlab bench` for its time-share breakdown.
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace nl::prof {
 
@@ -38,6 +39,20 @@ enum class Op { Attention, kCount };
 const char* op_name(Op o);
 /// Adds `seconds` of wall time to op `o`.
 void add(Op o, double seconds);
+/// add(c, seconds), and one call of `seconds` to kernel `fn` (the name of the backend function that timed
+/// it) in kernel_totals().
+void add(Cat c, double seconds, const char* fn);
+/// add(o, seconds); `fn` is not kept (an op's time overlaps its kernels').
+void add(Op o, double seconds, const char* fn);
+
+/// Time of one kernel (backend function) since the last reset(): its category, seconds and calls.
+struct KernelTime {
+  std::string name, category;
+  double seconds = 0;
+  int64_t calls = 0;
+};
+/// Every kernel timed since the last reset(), largest total first.
+std::vector<KernelTime> kernel_totals();
 /// Accumulated seconds per op name; zeroed by reset().
 std::map<std::string, double> op_totals();
 
@@ -45,15 +60,17 @@ std::map<std::string, double> op_totals();
 template <class Key>
 class BasicScope {
  public:
-  explicit BasicScope(Key key) : key_(key), on_(enabled()) {
+  /// `fn` defaults to the calling function's name (the kernel), for kernel_totals().
+  explicit BasicScope(Key key, const char* fn = __builtin_FUNCTION()) : key_(key), fn_(fn), on_(enabled()) {
     if (on_) t0_ = std::chrono::steady_clock::now();
   }
   ~BasicScope() {
-    if (on_) add(key_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());
+    if (on_) add(key_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(), fn_);
   }
 
  private:
   Key key_;
+  const char* fn_;
   bool on_;
   std::chrono::steady_clock::time_point t0_;
 };
