@@ -44,15 +44,15 @@ struct MaybeBf16Rows {
   }
 };
 
-// One row of the backward: o = y > 0 ? g · scale : 0, and a += o (in double) when a is set.
+// One row of the backward: o = y > 0 ? g · scale : 0, and a += o when a is set (cpu::ColumnSums).
 template <typename T>
-void relu_dropout_grad_row(const T* g, const T* y, T* o, double* a, int64_t N, T scale) {
+void relu_dropout_grad_row(const T* g, const T* y, T* o, T* a, int64_t N, T scale) {
   if (a) {
 #pragma omp simd
     for (int64_t j = 0; j < N; ++j) {
       const T v = y[j] <= T(0) ? T(0) : g[j] * scale;
       o[j] = v;
-      a[j] += (double)v;
+      a[j] += v;
     }
   } else {
 #pragma omp simd
@@ -119,13 +119,16 @@ void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, c
     const T* gp = static_cast<const T*>(gout.data);
     const MaybeBf16Rows<T> yrows{out, N}, grows{gx, N};
     const T scale = T(1.0 / (1.0 - p));
-    chunks.run([&](int64_t r0, int64_t r1, double* a) {
+    chunks.run([&](int64_t r0, int64_t r1, double* partials) {
       std::vector<T> ybuf, gbuf;  // row buffers of a bfloat16 out / gx (allocated on first use, per chunk)
+      cpu::ColumnSums<T> cols(partials, N);
       for (int64_t r = r0; r < r1; ++r) {
         T* o = grows.write_row(r, gbuf);
-        relu_dropout_grad_row(gp + r * N, yrows.read_row(r, ybuf), o, a, N, scale);
+        relu_dropout_grad_row(gp + r * N, yrows.read_row(r, ybuf), o, cols.row(), N, scale);
+        cols.next();
         grows.flush(r, o);
       }
+      cols.finish();
     });
     if (want_b) {
       const double* acc = chunks.total();

@@ -40,24 +40,29 @@ void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, c
         for (int64_t i = 0; i < H; ++i) mu += xr[i];
         mu /= (double)H;
       }
-      double ss = 0;
-#pragma omp simd reduction(+ : ss)
-      for (int64_t i = 0; i < H; ++i) {
-        double d = xr[i] - mu;
-        ss += d * d;
-      }
-      const double var = ss / nv;
-      const double D = o.eps_inside ? std::sqrt(var + o.eps) : std::sqrt(var) + o.eps;
       // x - mu as (x - m) - lo with m the mean rounded to T and lo = mu - m: x - m is exact for x near m
       // (Sterbenz), so a near-constant float32 row (|mu| >> std) keeps the digits of the double mean
-      // that m alone would lose (issue 28; without lo, 1000 + noise of 1e-2 shifted y by ~3e-3).
-      const T inv = T(1.0 / D), m = T(mu), lo = T(mu - (double)m);
+      // that m alone would lose (issue 28; without lo, 1000 + noise of 1e-2 shifted y by ~3e-3). The
+      // squares are summed in T's lanes (float32: 16 a vector, twice double's), the mean in double.
+      const T m = T(mu), lo = T(mu - (double)m);
+      T ss = 0;
+#pragma omp simd reduction(+ : ss)
+      for (int64_t i = 0; i < H; ++i) {
+        const T d = (xr[i] - m) - lo;
+        ss += d * d;
+      }
+      const double var = (double)ss / nv;
+      const double D = o.eps_inside ? std::sqrt(var + o.eps) : std::sqrt(var) + o.eps;
+      const T inv = T(1.0 / D);
       T* yr = yp + r * H;
       if (wp && bp)
+#pragma omp simd
         for (int64_t i = 0; i < H; ++i) yr[i] = ((xr[i] - m) - lo) * inv * wp[i] + bp[i];
       else if (wp)
+#pragma omp simd
         for (int64_t i = 0; i < H; ++i) yr[i] = ((xr[i] - m) - lo) * inv * wp[i];
       else
+#pragma omp simd
         for (int64_t i = 0; i < H; ++i) yr[i] = ((xr[i] - m) - lo) * inv + (bp ? bp[i] : T(0));
       mp[r] = m;
       rp[r] = inv;
@@ -82,45 +87,59 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
     const T* rp = static_cast<const T*>(rstd.data);
     const T* wp = static_cast<const T*>(weight.data);
     T* op = static_cast<T*>(gx.data);
-    chunks.run([&](int64_t r0, int64_t r1, double* aw) {
-      double* ab = aw ? aw + H : nullptr;
-      std::vector<T> gw(wp ? (size_t)H : 0);  // w ⊙ dL/dy of one row
+    chunks.run([&](int64_t r0, int64_t r1, double* partials) {
+      cpu::ColumnSums<T> cols(partials, 2 * H);  // dw [H], db [H]
+      std::vector<T> gw(wp ? (size_t)H : 0), dv((size_t)H);  // w ⊙ dL/dy, and x - mu, of one row
       for (int64_t r = r0; r < r1; ++r) {
         const T *xr = xp + r * H, *gr = gp + r * H;
         T* out = op + r * H;
         // The mean again in double from the row (in cache): the saved one is rounded to T, which for a
         // near-constant float32 row is off by up to half an ulp of |mu|, a large part of the deviations.
+        // d = x - mu as in the forward ((x - m) - lo, exact near m); the rest in T's lanes (float32: 16
+        // a vector), the per-row scalars in double.
         double mu = 0;
         if (o.center) {
 #pragma omp simd reduction(+ : mu)
           for (int64_t i = 0; i < H; ++i) mu += xr[i];
           mu /= (double)H;
         }
+        const T m = T(mu), lo = T(mu - (double)m);
         const double inv = rp[r], D = 1.0 / inv;
-        if (aw)
+        const T inv_t = T(inv);
+        T* d = dv.data();
+#pragma omp simd
+        for (int64_t i = 0; i < H; ++i) d[i] = (xr[i] - m) - lo;
+        if (T* aw = cols.row()) {
+          T* ab = aw + H;
 #pragma omp simd
           for (int64_t i = 0; i < H; ++i) {
-            aw[i] += (double)gr[i] * ((double)xr[i] - mu) * inv;
-            ab[i] += (double)gr[i];
+            aw[i] += gr[i] * (d[i] * inv_t);
+            ab[i] += gr[i];
           }
+          cols.next();
+        }
         if (wp) {
+#pragma omp simd
           for (int64_t i = 0; i < H; ++i) gw[i] = gr[i] * wp[i];
           gr = gw.data();
         }
-        double gsum = 0, S = 0;
+        T gsum = 0, S = 0;
 #pragma omp simd reduction(+ : gsum, S)
         for (int64_t i = 0; i < H; ++i) {
           gsum += gr[i];
-          S += (double)gr[i] * ((double)xr[i] - mu);
+          S += gr[i] * d[i];
         }
-        const double gbar = through_mean ? gsum / (double)H : 0.0;
+        const T gbar = through_mean ? T((double)gsum / (double)H) : T(0);
         double coef = 0;  // multiplies d_j in the std term
         if (!o.detach_std) {
           const double sprime = o.eps_inside ? D : D - o.eps;
-          coef = sprime > 0 ? S / (nv * sprime * D * D) : 0.0;
+          coef = sprime > 0 ? (double)S / (nv * sprime * D * D) : 0.0;
         }
-        for (int64_t j = 0; j < H; ++j) out[j] = T(((double)gr[j] - gbar) * inv - coef * ((double)xr[j] - mu));
+        const T coef_t = T(coef);
+#pragma omp simd
+        for (int64_t j = 0; j < H; ++j) out[j] = (gr[j] - gbar) * inv_t - coef_t * d[j];
       }
+      cols.finish();
     });
     const double* acc = chunks.total();
     if (want_w)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/threads.h"
@@ -48,6 +49,51 @@ class RowChunks {
   int nt_;
   int64_t chunk_, width_;
   std::vector<double> acc_;
+};
+
+/// Column sums of rows of T added one row at a time into a chunk's double partials (RowChunks::run's
+/// `partials`), without a double load, convert, add and store per element: a float32 row is added to
+/// float32 partials in T's lanes, and every kRows rows (and at finish()) those are added to the doubles.
+/// A float64 row is added to the doubles directly. Each sum of at most kRows float32 terms is rounded at
+/// most kRows times (relative error below kRows · 2^-24 of the block's magnitude) before it joins the
+/// double total. Usage: `T* a = cols.row();` add the row into a[0, width), then `cols.next()`; finish().
+template <typename T>
+class ColumnSums {
+ public:
+  static constexpr int kRows = 16;
+  /// `acc` is the chunk's [width] double partials (nullptr: no sums; row() returns nullptr).
+  ColumnSums(double* acc, int64_t width) : acc_(acc), width_(acc ? width : 0) {
+    if constexpr (!std::is_same_v<T, double>) part_.assign((size_t)width_, T(0));
+  }
+  /// Where the current row's values are added ([width] of T), nullptr without sums.
+  T* row() {
+    if (!acc_) return nullptr;
+    if constexpr (std::is_same_v<T, double>) return acc_;
+    else return part_.data();
+  }
+  /// Ends the current row (every kRows rows the T partials go to the doubles).
+  void next() {
+    if constexpr (!std::is_same_v<T, double>)
+      if (acc_ && ++rows_ == kRows) flush();
+  }
+  /// Adds what is left in the T partials to the doubles; call once after the chunk's last row.
+  void finish() {
+    if constexpr (!std::is_same_v<T, double>)
+      if (acc_ && rows_ > 0) flush();
+  }
+
+ private:
+  void flush() {
+    for (int64_t i = 0; i < width_; ++i) {
+      acc_[i] += (double)part_[(size_t)i];
+      part_[(size_t)i] = T(0);
+    }
+    rows_ = 0;
+  }
+  double* acc_;
+  int64_t width_;
+  int rows_ = 0;
+  std::vector<T> part_;
 };
 
 }  // namespace nl::cpu
