@@ -61,6 +61,27 @@ TEST_CASE("tensor: broadcasting binary ops and errors", "[tensor]") {
   CHECK_THROWS_WITH(a + Tensor::zeros({3}), Contains("dtype mismatch"));
 }
 
+TEST_CASE("tensor: where over every broadcast pattern equals the elementwise definition", "[tensor]") {
+  // The CPU kernel has fast paths for a row-constant condition (a [N, 1] mask) and for contiguous or
+  // broadcast values beside a contiguous condition; each pattern against cond != 0 ? a : b by index.
+  const int64_t N = 5, D = 37;  // D not a multiple of a vector
+  Tensor cfull = gt(Tensor::randn({N, D}, 0.0, 1.0, DType::Float64), 0.0);
+  Tensor crow = gt(Tensor::randn({N, 1}, 0.0, 1.0, DType::Float64), 0.0);
+  Tensor afull = Tensor::randn({N, D}, 0.0, 1.0, DType::Float64), arow = Tensor::randn({1, D}, 0.0, 1.0, DType::Float64);
+  Tensor bfull = Tensor::randn({N, D}, 0.0, 1.0, DType::Float64), bs = Tensor::scalar(-7.0, DType::Float64);
+  Tensor bt = Tensor::randn({D, N}, 0.0, 1.0, DType::Float64).transpose(0, 1);  // strided
+  for (const Tensor& c : {cfull, crow})
+    for (const Tensor& a : {afull, arow, bs})
+      for (const Tensor& b : {bfull, bs, bt}) {
+        if (c.size(1) == 1 && a.dim() == 0 && b.dim() == 0) continue;  // a [N, 1] result: not this test's
+        const std::vector<double> got = vals(where(c, a, b));
+        REQUIRE(got.size() == (size_t)(N * D));
+        const Tensor cb = c.expand({N, D}).contiguous(), ab = a.expand({N, D}).contiguous(), bb = b.expand({N, D}).contiguous();
+        const std::vector<double> cv = vals(cb), av = vals(ab), bv = vals(bb);
+        for (size_t i = 0; i < got.size(); ++i) REQUIRE(got[i] == (cv[i] != 0 ? av[i] : bv[i]));
+      }
+}
+
 TEST_CASE("tensor: unary math against std", "[tensor]") {
   Tensor x = Tensor::from_vector<double>({-1.5, -0.2, 0.3, 2.0}, {4});
   auto v = vals(x);

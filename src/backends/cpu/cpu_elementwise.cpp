@@ -1,7 +1,9 @@
 // CPU elementwise kernels: fill, copy/cast, unary, binary, where (random fills: cpu_random.cpp;
 // dropout: cpu_dropout.cpp).
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "backends/cpu/bf16_convert.h"
 #include "backends/cpu/cpu_backend.h"
@@ -125,6 +127,26 @@ void CpuBackend::where(const Desc& out, const Desc& cond, const Desc& x, const D
         const C* c = reinterpret_cast<const C*>(p[1]);
         const T* a = reinterpret_cast<const T*>(p[2]);
         const T* b = reinterpret_cast<const T*>(p[3]);
+        if (s[0] == 1 && s[1] == 0) {  // one condition for the row (a broadcast mask): a fill or a copy
+          const T* src = c[0] != C(0) ? a : b;
+          const int64_t ss = c[0] != C(0) ? s[2] : s[3];
+          if (ss == 0) std::fill(o, o + n, src[0]);
+          else if (ss == 1) std::copy(src, src + n, o);
+          else for (int64_t i = 0; i < n; ++i) o[i] = src[i * ss];
+          return;
+        }
+        if (s[0] == 1 && s[1] == 1 && (s[2] == 0 || s[2] == 1) && (s[3] == 0 || s[3] == 1)) {  // contiguous or broadcast values: vectorised
+          auto pick = [&](auto sa, auto sb) {
+            for (int64_t i = 0; i < n; ++i) o[i] = c[i] != C(0) ? a[i * sa] : b[i * sb];
+          };
+          using One = std::integral_constant<int64_t, 1>;
+          using Zero = std::integral_constant<int64_t, 0>;
+          if (s[2] == 1 && s[3] == 1) pick(One{}, One{});
+          else if (s[2] == 1) pick(One{}, Zero{});
+          else if (s[3] == 1) pick(Zero{}, One{});
+          else pick(Zero{}, Zero{});
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) o[i * s[0]] = c[i * s[1]] != C(0) ? a[i * s[2]] : b[i * s[3]];
       });
     });
