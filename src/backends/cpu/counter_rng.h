@@ -4,6 +4,8 @@
 // storing it. SplitMix64 finaliser (Steele, Lea & Flood 2014). The CUDA backend compiles the same
 // functions for the device (NL_HOST_DEVICE), so one seed gives the same numbers on every device.
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "backends/host_device.h"
 
@@ -16,11 +18,38 @@ NL_HOST_DEVICE inline uint64_t splitmix64(uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+/// The 64-bit word of counter `i` in the stream whose key is splitmix64(seed).
+NL_HOST_DEVICE inline uint64_t counter_word(uint64_t key, uint64_t i) {
+  return splitmix64(key ^ (i * 0xD1B54A32D192ED03ull));
+}
+/// uniform01's value for the word's top 53 bits k: (k + 1/2) / 2^53, rounded to double.
+NL_HOST_DEVICE inline double uniform01_of_bits(uint64_t k) { return (k + 0.5) * (1.0 / 9007199254740992.0); }
 /// Uniform double in (0, 1) for counter `i` of stream `seed` (53 random bits).
 NL_HOST_DEVICE inline double uniform01(uint64_t seed, uint64_t i) {
-  uint64_t r = splitmix64(splitmix64(seed) ^ (i * 0xD1B54A32D192ED03ull));
-  return ((r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+  return uniform01_of_bits(counter_word(splitmix64(seed), i) >> 11);
 }
+
+/// Dropout's keep test `T(uniform01(seed, i)) > T(p)` on integers: uniform01 is non-decreasing in the
+/// word's top 53 bits (and so is rounding it to T), so the test holds exactly when the word is at least
+/// `threshold`, the smallest word that passes (found once, by bisection over the 2^53 values). The same
+/// mask as the floating compare, bit for bit (tests/backends/test_counter_rng.cpp), without the
+/// convert, multiply and compare in double per element.
+struct KeepTest {
+  uint64_t key = 0;        ///< splitmix64(seed)
+  uint64_t threshold = 0;  ///< element i kept when counter_word(key, i) >= threshold
+  bool none = false;       ///< no word passes (p rounds to 1 in T): every element dropped
+  /// The test for `seed` and drop probability p in [0, 1), compared in T (float or double) as the
+  /// kernel's floating form does. Throws std::invalid_argument for p outside [0, 1).
+  template <typename T>
+  static KeepTest make(uint64_t seed, double p);
+  /// True when element `i` is kept.
+  NL_HOST_DEVICE bool keep(uint64_t i) const { return !none && counter_word(key, i) >= threshold; }
+  /// The multiplier of a kept element: `scale`, or 0 when none is kept. A vectorised kernel copies
+  /// key and threshold to locals and tests `counter_word(key, i) >= threshold` (no branch; a member
+  /// call inside `omp simd` made GCC gather the fields per lane), multiplying by this.
+  template <typename T>
+  NL_HOST_DEVICE T kept_scale(T scale) const { return none ? T(0) : scale; }
+};
 
 /// a + b * u with the product and the sum each rounded to double: never one fused multiply-add, so the
 /// bits do not depend on whether a compiler contracts (GCC with -march=native does unless told not to,
@@ -35,6 +64,20 @@ NL_HOST_DEVICE inline double add_mul_rounded(double a, double b, double u) {
   const double p = b * u;
   return a + p;
 #endif
+}
+
+template <typename T>
+KeepTest KeepTest::make(uint64_t seed, double p) {
+  if (!(p >= 0.0 && p < 1.0)) throw std::invalid_argument("dropout: p must be in [0, 1), got " + std::to_string(p));
+  auto passes = [&](uint64_t k) { return T(uniform01_of_bits(k)) > T(p); };
+  uint64_t lo = 0, hi = (1ull << 53) - 1;  // the largest value, 1 after rounding
+  if (!passes(hi)) return {splitmix64(seed), ~0ull, true};  // T(p) == 1: p within T's rounding of 1
+  while (lo < hi) {  // the smallest k in [lo, hi] that passes
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (passes(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return {splitmix64(seed), lo << 11, false};
 }
 
 }  // namespace nl::cpu

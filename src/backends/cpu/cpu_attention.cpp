@@ -54,11 +54,12 @@ RowCtx<T> row_ctx(int64_t r, const T* kpm, const T* am, const AttentionKernelOpt
   if (o.causal) jmax = std::max<int64_t>(0, std::min<int64_t>(o.tk, i + (o.tk - o.tq) + 1));
   return {kpm ? kpm + b * o.tk : nullptr, am ? am + i * o.tk : nullptr, jmax, o.offset + (uint64_t)(r * o.tk)};
 }
-// Dropout multiplier of element j: keep / (1 - p) or 1 without dropout.
+// Dropout multiplier of element j: `kept` (1 / (1 - p)) when T(uniform01) > T(p), tested on integers
+// (cpu::KeepTest), else 0; 1 without dropout.
 template <typename T>
-T keep_scale(const RowCtx<T>& c, int64_t j, const AttentionKernelOpts& o, T inv_keep) {
-  if (o.dropout == 0.0) return T(1);
-  return T(cpu::uniform01(o.seed, c.ctr + (uint64_t)j)) > T(o.dropout) ? inv_keep : T(0);
+T keep_scale(const RowCtx<T>& c, int64_t j, bool drop, uint64_t key, uint64_t thr, T kept) {
+  if (!drop) return T(1);
+  return cpu::counter_word(key, c.ctr + (uint64_t)j) >= thr ? kept : T(0);
 }
 
 // One row of the forward: p = softmax(scale * s + mask) over the visible keys (0 for blocked ones), and
@@ -66,7 +67,11 @@ T keep_scale(const RowCtx<T>& c, int64_t j, const AttentionKernelOpts& o, T inv_
 // conditional loads and vectorises (omp simd); a blocked key gets -inf / 0 by selection. p may alias s.
 template <typename T, bool Pad, bool Am>
 void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t tk, T scale,
-                 const AttentionKernelOpts& o, T inv_keep) {
+                 const AttentionKernelOpts& o, const cpu::KeepTest& kt, T inv_keep) {
+  // kt's fields as locals for the omp simd loop (read through the reference, GCC gathered them per lane)
+  const bool drop = o.dropout > 0;
+  const uint64_t key = kt.key, thr = kt.threshold;
+  const T kept = kt.kept_scale(inv_keep);
   const T ninf = -std::numeric_limits<T>::infinity();
   const T* __restrict pad = c.pad;
   const T* __restrict am = c.am;
@@ -98,7 +103,7 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
   for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
   if (d) {
 #pragma omp simd
-    for (int64_t j = 0; j < tk; ++j) d[j] = p[j] * keep_scale(c, j, o, inv_keep);
+    for (int64_t j = 0; j < tk; ++j) d[j] = p[j] * keep_scale(c, j, drop, key, thr, kept);
   }
 }
 }  // namespace
@@ -119,6 +124,7 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
             *ap = static_cast<const T*>(attn_mask.data);
     T *pp = static_cast<T*>(probs.data), *dp = static_cast<T*>(dropped.data);
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
+    const cpu::KeepTest kt = cpu::KeepTest::make<T>(o.seed, o.dropout);
 #pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
       const RowCtx<T> c = row_ctx(r, kp, ap, o);
@@ -126,13 +132,13 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
       T* p = pp + r * tk;
       T* d = o.dropout > 0 ? dp + r * tk : nullptr;
       if (kp && ap)
-        softmax_row<T, true, true>(c, s, p, d, tk, scale, o, inv_keep);
+        softmax_row<T, true, true>(c, s, p, d, tk, scale, o, kt, inv_keep);
       else if (kp)
-        softmax_row<T, true, false>(c, s, p, d, tk, scale, o, inv_keep);
+        softmax_row<T, true, false>(c, s, p, d, tk, scale, o, kt, inv_keep);
       else if (ap)
-        softmax_row<T, false, true>(c, s, p, d, tk, scale, o, inv_keep);
+        softmax_row<T, false, true>(c, s, p, d, tk, scale, o, kt, inv_keep);
       else
-        softmax_row<T, false, false>(c, s, p, d, tk, scale, o, inv_keep);
+        softmax_row<T, false, false>(c, s, p, d, tk, scale, o, kt, inv_keep);
     }
   });
 }
@@ -151,6 +157,7 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
     const T *pp = static_cast<const T*>(probs.data), *gp = static_cast<const T*>(gprobs.data);
     T *gs = static_cast<T*>(gscores.data), *dp = static_cast<T*>(dropped.data);
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
+    const cpu::KeepTest kt = cpu::KeepTest::make<T>(o.seed, o.dropout);
 #pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
       const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
@@ -159,9 +166,11 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
       double dot = 0;  // sum_j P_j dP_j; pass 1 stores dP in ds (g[j] read before ds[j] is written)
       if (o.dropout > 0) {
         T* d = dp + r * tk;
+        const uint64_t key = kt.key, thr = kt.threshold;  // locals for the omp simd loop (no gathers)
+        const T kept = kt.kept_scale(inv_keep);
 #pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j < tk; ++j) {
-          const T keep = keep_scale(c, j, o, inv_keep);
+          const T keep = keep_scale(c, j, true, key, thr, kept);
           d[j] = p[j] * keep;
           ds[j] = g[j] * keep;
           dot += (double)p[j] * ds[j];

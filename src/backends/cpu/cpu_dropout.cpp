@@ -11,11 +11,11 @@
 #include "backends/profiler.h"
 
 namespace nl {
-using cpu::uniform01;
 
 namespace {
 // Dropout's kernel, alone (residual.data == nullptr: out = dropout(in)) or with the residual connection
-// (out = residual + dropout(in)); element i kept when uniform01(seed, offset + i) > p.
+// (out = residual + dropout(in)); element i kept when uniform01(seed, offset + i) > p (tested on
+// integers: cpu::KeepTest).
 void dropout_kernel(const char* name, const Desc& out, const Desc& residual, const Desc& in, double p, uint64_t seed,
                     uint64_t offset) {
   prof::Scope prof_scope(prof::Cat::Random);
@@ -31,12 +31,15 @@ void dropout_kernel(const char* name, const Desc& out, const Desc& residual, con
     T* o = static_cast<T*>(out.data);
     const T scale = T(1.0 / (1.0 - p));
     const int64_t n = in.numel();
+    const cpu::KeepTest kt = cpu::KeepTest::make<double>(seed, p);
+    const T kept = kt.kept_scale(scale);
+    const uint64_t key = kt.key, thr = kt.threshold;
     if (add) {
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-      for (int64_t i = 0; i < n; ++i) o[i] = r[i] + x[i] * (uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));
+      for (int64_t i = 0; i < n; ++i) o[i] = r[i] + x[i] * (cpu::counter_word(key, offset + (uint64_t)i) >= thr ? kept : T(0));
     } else {
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-      for (int64_t i = 0; i < n; ++i) o[i] = x[i] * (uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));
+      for (int64_t i = 0; i < n; ++i) o[i] = x[i] * (cpu::counter_word(key, offset + (uint64_t)i) >= thr ? kept : T(0));
     }
   });
 }

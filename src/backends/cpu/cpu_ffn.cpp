@@ -72,19 +72,23 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
     const T* bp = static_cast<const T*>(bias.data);
     const MaybeBf16Rows<T> orows{out, N};
     const T scale = T(1.0 / (1.0 - p));
+    const cpu::KeepTest kt = cpu::KeepTest::make<double>(seed, p);  // dropout's mask (cpu_dropout.cpp)
+    const uint64_t key = kt.key, thr = kt.threshold;
+    const T kept = kt.kept_scale(scale);
     // One row; HasBias / Drop are compile-time so that the loop has no conditional loads (omp simd).
     auto row = [&](auto has_bias, auto drop, int64_t r) {
       thread_local std::vector<T> buf;
       const T* xr = xp + r * N;
       T* o = orows.write_row(r, buf);
-      const uint64_t c0 = offset + (uint64_t)(r * N);
+      const uint64_t c0 = offset + (uint64_t)(r * N), rkey = key, rthr = thr;  // locals: no per-lane gathers
+      const T rkept = kept;
 #pragma omp simd
       for (int64_t j = 0; j < N; ++j) {
         T v = xr[j];
         if constexpr (decltype(has_bias)::value) v += bp[j];
         const T a = v < T(0) ? T(0) : v;  // NaN stays NaN (PyTorch)
         if constexpr (decltype(drop)::value)
-          o[j] = a * (cpu::uniform01(seed, c0 + (uint64_t)j) > p ? scale : T(0));  // a dropped NaN stays NaN (x * mask)
+          o[j] = a * (cpu::counter_word(rkey, c0 + (uint64_t)j) >= rthr ? rkept : T(0));  // a dropped NaN stays NaN
         else
           o[j] = a;
       }
