@@ -85,20 +85,20 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
     if constexpr (Pad) b = b | (pad[j] != T(0));
     m = std::max(m, b ? ninf : l);
   }
-  double sum = 0;  // p = exp(x - m) first (when p aliases s, s[j] is read before p[j] is written)
-#pragma omp simd reduction(+ : sum)
+  // p = exp(x - m) first (when p aliases s, s[j] is read before p[j] is written), then summed in T's
+  // lanes in an order independent of the row's address (cpu::lane_sum)
+#pragma omp simd
   for (int64_t j = 0; j < jmax; ++j) {
     T l = scale * s[j];
     bool b = false;
     if constexpr (Am) l += am[j], b = am[j] == ninf;
     if constexpr (Pad) b = b | (pad[j] != T(0));
     const T e = cpu::vexp(T(l - m));
-    const T v = b ? T(0) : e;
-    p[j] = v;
-    sum += v;
+    p[j] = b ? T(0) : e;
   }
+  const T sum = cpu::lane_sum<T>(jmax, [&](int64_t j) { return p[j]; });
   for (int64_t j = jmax; j < tk; ++j) p[j] = T(0);  // past the causal limit
-  const T inv = sum > 0 ? T(1.0 / sum) : T(0);   // every key blocked: zero weights
+  const T inv = sum > 0 ? T(1) / sum : T(0);  // every key blocked: zero weights
 #pragma omp simd
   for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
   if (d) {
@@ -163,25 +163,23 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
       const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
       const T *p = pp + r * tk, *g = gp + r * tk;
       T* ds = gs + r * tk;
-      double dot = 0;  // sum_j P_j dP_j; pass 1 stores dP in ds (g[j] read before ds[j] is written)
+      // pass 1 stores dP in ds (g[j] read before ds[j] is written); sum_j P_j dP_j in T's lanes, in an
+      // order independent of the row's address (cpu::lane_sum)
       if (o.dropout > 0) {
         T* d = dp + r * tk;
         const uint64_t key = kt.key, thr = kt.threshold;  // locals for the omp simd loop (no gathers)
         const T kept = kt.kept_scale(inv_keep);
-#pragma omp simd reduction(+ : dot)
+#pragma omp simd
         for (int64_t j = 0; j < tk; ++j) {
           const T keep = keep_scale(c, j, true, key, thr, kept);
           d[j] = p[j] * keep;
           ds[j] = g[j] * keep;
-          dot += (double)p[j] * ds[j];
         }
       } else {
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < tk; ++j) {
-          ds[j] = g[j];
-          dot += (double)p[j] * g[j];
-        }
+#pragma omp simd
+        for (int64_t j = 0; j < tk; ++j) ds[j] = g[j];
       }
+      const T dot = cpu::lane_sum<T>(tk, [&](int64_t j) { return p[j] * ds[j]; });
       const T dd = T(dot);
 #pragma omp simd
       for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);

@@ -15,6 +15,7 @@
 #include "backends/profiler.h"
 #include "backends/cpu/row_chunks.h"
 #include "backends/cpu/threads.h"
+#include "backends/cpu/vec_math.h"
 
 namespace nl {
 
@@ -43,14 +44,13 @@ void CpuBackend::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, c
       // x - mu as (x - m) - lo with m the mean rounded to T and lo = mu - m: x - m is exact for x near m
       // (Sterbenz), so a near-constant float32 row (|mu| >> std) keeps the digits of the double mean
       // that m alone would lose (issue 28; without lo, 1000 + noise of 1e-2 shifted y by ~3e-3). The
-      // squares are summed in T's lanes (float32: 16 a vector, twice double's), the mean in double.
+      // squares are summed in T's lanes (float32: 16 a vector, twice double's; cpu::lane_sum, an order
+      // independent of the row's address), the mean in double.
       const T m = T(mu), lo = T(mu - (double)m);
-      T ss = 0;
-#pragma omp simd reduction(+ : ss)
-      for (int64_t i = 0; i < H; ++i) {
+      const T ss = cpu::lane_sum<T>(H, [&](int64_t i) {
         const T d = (xr[i] - m) - lo;
-        ss += d * d;
-      }
+        return d * d;
+      });
       const double var = (double)ss / nv;
       const double D = o.eps_inside ? std::sqrt(var + o.eps) : std::sqrt(var) + o.eps;
       const T inv = T(1.0 / D);
@@ -123,12 +123,8 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
           for (int64_t i = 0; i < H; ++i) gw[i] = gr[i] * wp[i];
           gr = gw.data();
         }
-        T gsum = 0, S = 0;
-#pragma omp simd reduction(+ : gsum, S)
-        for (int64_t i = 0; i < H; ++i) {
-          gsum += gr[i];
-          S += gr[i] * d[i];
-        }
+        const T gsum = cpu::lane_sum<T>(H, [&](int64_t i) { return gr[i]; });
+        const T S = cpu::lane_sum<T>(H, [&](int64_t i) { return gr[i] * d[i]; });
         const T gbar = through_mean ? T((double)gsum / (double)H) : T(0);
         double coef = 0;  // multiplies d_j in the std term
         if (!o.detach_std) {

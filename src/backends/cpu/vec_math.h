@@ -38,4 +38,22 @@ inline float vexp(float x) {
 /// e^x for double: std::exp (full precision for float64 checks).
 inline double vexp(double x) { return std::exp(x); }
 
+/// Σ term(i) for i in [0, n) in 16 fixed lanes (lane l sums the i ≡ l (mod 16), the tail goes to the first
+/// lanes, the lanes are added in a fixed tree): the order depends on n alone, never on the data's address.
+/// `omp simd reduction` may peel a loop for alignment, so the same float32 row summed at two addresses
+/// (a batch split across processes) could round differently, and training turns that into visible
+/// differences; double sums hid it. GCC vectorises the 16-lane body (one float32 zmm, two for double).
+template <typename T, typename Term>
+T lane_sum(int64_t n, Term&& term) {
+  constexpr int L = 16;
+  T acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int l = 0; l < L; ++l) acc[l] += term(i + l);
+  for (int l = 0; i + l < n; ++l) acc[l] += term(i + l);
+  for (int w = L / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  return acc[0];
+}
+
 }  // namespace nl::cpu
