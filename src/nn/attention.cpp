@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "autograd/functions.h"
+#include "autograd/functions/self_attention.h"
 #include "nn/init.h"
 
 namespace nl {
@@ -70,6 +71,22 @@ Variable MultiheadAttention::forward(const Variable& query, const Variable& key,
                                 std::to_string(kdim) + "], value [B, Tk, " + std::to_string(vdim) + "]; got query " +
                                 shp(query) + ", key " + shp(key) + ", value " + shp(value));
   const int64_t B = query.size(0), Tq = query.size(1);
+  AttentionOptions ao;
+  ao.key_padding_mask = o.key_padding_mask;
+  ao.attn_mask = o.attn_mask;
+  ao.causal = o.causal;
+  ao.dropout = dropout;
+  ao.training = is_training();
+  ao.autocast_output = true;  // h feeds only out_proj's product: bfloat16 under autocast
+  // Self-attention in training and scoring (no incremental cache) runs its q, k, v projections as one
+  // product (self_attention()); the projections' own forward hooks, if any, need the three calls.
+  const bool packed = !composite && !o.cache && key.impl() == query.impl() && value.impl() == query.impl() &&
+                      !q_proj->has_forward_hooks() && !k_proj->has_forward_hooks() && !v_proj->has_forward_hooks();
+  if (packed) {
+    const Variable h = self_attention(query, {q_proj->weight, k_proj->weight, v_proj->weight},
+                                      {q_proj->bias, k_proj->bias, v_proj->bias}, num_heads, ao);
+    return (*out_proj)(reshape(transpose(h, 1, 2), {B, Tq, embed_dim}));
+  }
   // Under autocast the projections take bfloat16 operands: each distinct input is cast once here (self-
   // attention reads one tensor three times, encoder-decoder attention its memory twice), not once per
   // projection; without autocast these are the inputs themselves.
@@ -93,13 +110,6 @@ Variable MultiheadAttention::forward(const Variable& query, const Variable& key,
       o.cache->v = v.data();
     }
   }
-  AttentionOptions ao;
-  ao.key_padding_mask = o.key_padding_mask;
-  ao.attn_mask = o.attn_mask;
-  ao.causal = o.causal;
-  ao.dropout = dropout;
-  ao.training = is_training();
-  ao.autocast_output = true;  // h feeds only out_proj's product: bfloat16 under autocast
   Variable h = composite ? attention_composite(q, k, v, ao) : attention(q, k, v, ao);  // [B, H, Tq, dh]
   return (*out_proj)(reshape(transpose(h, 1, 2), {B, Tq, embed_dim}));
 }

@@ -1,18 +1,19 @@
 // Scaled dot-product attention (Vaswani et al. 2017, Eq. 1): argument checks, the fused op (batched
 // GEMMs over B*H heads around the backend's attention row kernels; saves q, k, v and the weights P, the
-// dropout mask is regenerated; docs/attention.md) and its composite twin from primitive ops.
+// dropout mask is regenerated; docs/attention.md) and its composite twin from primitive ops. The fused op's
+// forward and backward are functions of their own (attention_core.h), shared with self_attention().
 #include <array>
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
 
 #include "autograd/functions.h"
+#include "autograd/functions/attention_core.h"
 #include "backends/profiler.h"
 #include "tensor/ops_nn.h"
 
 namespace nl {
 
-namespace {
 void check_attention_args(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
   auto shp = [](const Variable& x) { return shape_str(x.shape()); };
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
@@ -39,24 +40,21 @@ void check_attention_args(const Variable& q, const Variable& k, const Variable& 
     throw std::invalid_argument("attention: dropout must be in [0, 1) (got " + std::to_string(o.dropout) + ")");
 }
 
+namespace {
 double attention_scale(const AttentionOptions& o, int64_t dh) {
   return o.scale != 0.0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(dh));
 }
+}  // namespace
 
-// A [B, H, rows, cols] operand whose rows may be strided (e.g. the head split of a [B, T, H*d] projection,
-// strides (T*H*d, d, H*d, 1)): returned as is when its last dim is dense and rows do not overlap, copied
-// to contiguous otherwise, so the attention GEMMs read projections in place (no head transposes).
+// Projections are read in place by the attention GEMMs (no head transposes): only overlapping rows copy.
 Tensor rows_dense(const Tensor& t) {
   const auto& s = t.strides();
   return (s[3] == 1 || t.size(3) <= 1) && s[2] >= t.size(3) ? t : t.contiguous();
 }
 
-// An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that
-// merging the heads back into [B, T, H*d] is free.
 Tensor empty_heads_last(int64_t B, int64_t H, int64_t T, int64_t d, DType dt, Device dev) {
   return Tensor::empty({B, T, H, d}, dt, dev).transpose(1, 2);
 }
-}  // namespace
 
 Variable attention_composite(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
   check_attention_args(q, k, v, o);
@@ -88,70 +86,87 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
   return matmul(w, v);
 }
 
-Variable attention(const Variable& q_in, const Variable& k_in, const Variable& v_in, const AttentionOptions& o) {
-  check_attention_args(q_in, k_in, v_in, o);
-  prof::OpScope op_scope(prof::Op::Attention);
-  // Under autocast q, k, v become bfloat16 (Cast nodes): the per-head products take bfloat16 operands and
-  // accumulate in float32; scores, masks, softmax and P stay float32 (`ft`), P is rounded to bfloat16 as
-  // P·V's operand.
-  const Variable q = autocast(q_in, AutocastOp::Attention), k = autocast(k_in, AutocastOp::Attention),
-                 v = autocast(v_in, AutocastOp::Attention);
+AttentionCore attention_core_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o,
+                                     Tensor& out) {
   const DType dt = q.dtype();
   const DType ft = dt == DType::BFloat16 ? DType::Float32 : dt;
   const Device dev = q.device();
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), Tk = k.size(2), dh = q.size(3), dv = v.size(3);
-  AttentionRowOptions ko;
-  ko.causal = o.causal;
-  ko.scale = attention_scale(o, dh);
+  AttentionCore c;
+  c.ko.causal = o.causal;
+  c.ko.scale = attention_scale(o, dh);
   if (o.training && o.dropout > 0) {  // the mask is regenerated in backward from (seed, offset)
-    ko.dropout = o.dropout;
-    std::tie(ko.seed, ko.offset) = next_random_offset((uint64_t)(B * H * Tq * Tk));
+    c.ko.dropout = o.dropout;
+    std::tie(c.ko.seed, c.ko.offset) = next_random_offset((uint64_t)(B * H * Tq * Tk));
   }
-  Tensor qc = rows_dense(q.data()), kc = rows_dense(k.data()), vc = rows_dense(v.data());
+  c.q = rows_dense(q), c.k = rows_dense(k), c.v = rows_dense(v);
   Tensor pad = o.key_padding_mask.defined()
                    ? ne(o.key_padding_mask.to(dev).to(ft), Tensor::scalar(0.0, ft, dev)).contiguous()
                    : Tensor();
   Tensor am = o.attn_mask.defined() ? o.attn_mask.to(dev).to(ft).contiguous() : Tensor();
 
-  const bool drop = ko.dropout > 0;
-  Tensor p = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // raw scores, then the weights P in place
-  matmul_heads_out(p, qc, false, kc, true);
-  Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;  // the dropped weights (freed after forward)
-  attention_softmax_out(p, pd, p, pad, am, ko);
-  Tensor out = empty_heads_last(B, H, Tq, dv, o.autocast_output ? dt : ft, dev);
-  matmul_heads_out(out, pd.to(dt), false, vc, false);
-  pd = Tensor();
+  const bool drop = c.ko.dropout > 0;
+  c.p = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // raw scores, then the weights P in place
+  matmul_heads_out(c.p, c.q, false, c.k, true);
+  Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : c.p;  // the dropped weights (freed after forward)
+  attention_softmax_out(c.p, pd, c.p, pad, am, c.ko);
+  if (!out.defined()) out = empty_heads_last(B, H, Tq, dv, o.autocast_output ? dt : ft, dev);
+  matmul_heads_out(out, pd.to(dt), false, c.v, false);
+  return c;
+}
 
-  std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + note_number(ko.dropout);
+void attention_core_backward(const AttentionCore& c, const Tensor& gout, Tensor& dq, Tensor& dk, Tensor& dv) {
+  const Tensor &qc = c.q, &kc = c.k, &vc = c.v, &p = c.p;
+  const int64_t B = p.size(0), H = p.size(1), Tq = p.size(2), Tk = p.size(3);
+  const bool drop = c.ko.dropout > 0;
+  const DType dt = qc.dtype(), ft = p.dtype();  // the operands' dtype; the rows' and results' dtype
+  const Device dev = gout.device();
+  Tensor g = rows_dense(gout.to(dt));
+  Tensor gs = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // dO V^T -> dL/d(raw scores)
+  matmul_heads_out(gs, g, false, vc, true);
+  Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;  // regenerated dropped weights
+  attention_softmax_backward_out(gs, pd, gs, p, c.ko);
+  const Tensor gsl = gs.to(dt);
+  if (dq.defined()) matmul_heads_out(dq, gsl, false, kc, false);
+  if (dk.defined()) matmul_heads_out(dk, gsl, true, qc, false);
+  if (dv.defined()) matmul_heads_out(dv, pd.to(dt), true, g, false);
+}
+
+Variable attention(const Variable& q_in, const Variable& k_in, const Variable& v_in, const AttentionOptions& o) {
+  check_attention_args(q_in, k_in, v_in, o);
+  prof::OpScope op_scope(prof::Op::Attention);
+  // Under autocast q, k, v become bfloat16 (Cast nodes): the per-head products take bfloat16 operands and
+  // accumulate in float32; scores, masks, softmax and P stay float32, P is rounded to bfloat16 as P·V's
+  // operand.
+  const Variable q = autocast(q_in, AutocastOp::Attention), k = autocast(k_in, AutocastOp::Attention),
+                 v = autocast(v_in, AutocastOp::Attention);
+  Tensor out;
+  const AttentionCore c = attention_core_forward(q.data(), k.data(), v.data(), o, out);
+  std::string note = (o.causal ? "causal " : "") + std::string("dropout=") + note_number(c.ko.dropout);
   // The gradient of an input that arrived in bfloat16 (a projection's autocast_output) is written in
   // bfloat16 by its product, as that tensor's gradient (and what the projection's products read); an input
   // cast here gets its gradient in float32, widened no further by the Cast node.
+  const DType dt = q.dtype();
   const std::array<bool, 3> grad16{q_in.dtype() == DType::BFloat16 && dt == DType::BFloat16,
                                    k_in.dtype() == DType::BFloat16 && dt == DType::BFloat16,
                                    v_in.dtype() == DType::BFloat16 && dt == DType::BFloat16};
   return make_result(
       out, "Attention", {q, k, v},
-      [qc, kc, vc, p, ko, grad16](const Tensor& gout, const std::vector<bool>& need) {
+      [c, grad16](const Tensor& gout, const std::vector<bool>& need) {
         prof::OpScope op_scope(prof::Op::Attention);
-        const int64_t B = p.size(0), H = p.size(1), Tq = p.size(2), Tk = p.size(3), dh = qc.size(3), dv = vc.size(3);
-        const bool drop = ko.dropout > 0;
-        const DType dt = qc.dtype(), ft = p.dtype();  // the operands' dtype; the rows' and results' dtype
+        const int64_t B = c.p.size(0), H = c.p.size(1), Tq = c.p.size(2), Tk = c.p.size(3);
+        const DType dt = c.q.dtype(), ft = c.p.dtype();
         const Device dev = gout.device();
-        Tensor g = rows_dense(gout.to(dt));
-        Tensor gs = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // dO V^T -> dL/d(raw scores)
-        matmul_heads_out(gs, g, false, vc, true);
-        Tensor pd = drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;  // regenerated dropped weights
-        attention_softmax_backward_out(gs, pd, gs, p, ko);
-        const Tensor gsl = gs.to(dt);
         // Gradients are written heads-last, so the head split's backward (transpose + reshape) is free.
         std::vector<Tensor> r(3);
         const auto gt = [&](int i) { return grad16[i] ? dt : ft; };
-        if (need[0]) matmul_heads_out(r[0] = empty_heads_last(B, H, Tq, dh, gt(0), dev), gsl, false, kc, false);
-        if (need[1]) matmul_heads_out(r[1] = empty_heads_last(B, H, Tk, dh, gt(1), dev), gsl, true, qc, false);
-        if (need[2]) matmul_heads_out(r[2] = empty_heads_last(B, H, Tk, dv, gt(2), dev), pd.to(dt), true, g, false);
+        if (need[0]) r[0] = empty_heads_last(B, H, Tq, c.q.size(3), gt(0), dev);
+        if (need[1]) r[1] = empty_heads_last(B, H, Tk, c.k.size(3), gt(1), dev);
+        if (need[2]) r[2] = empty_heads_last(B, H, Tk, c.v.size(3), gt(2), dev);
+        attention_core_backward(c, gout, r[0], r[1], r[2]);
         return r;
       },
-      {saved(qc, "q"), saved(kc, "k"), saved(vc, "v"), saved(p, "attention weights P (before dropout)")}, note);
+      {saved(c.q, "q"), saved(c.k, "k"), saved(c.v, "v"), saved(c.p, "attention weights P (before dropout)")}, note);
 }
 
 }  // namespace nl
