@@ -80,4 +80,11 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   return sum(x, dims, true).reshape(shape);
 }
 
+Tensor sum_rows(const Tensor& m) {
+  if (m.dim() != 2) throw std::invalid_argument("sum_rows: expects a matrix [R, C], got " + shape_str(m.shape()));
+  if (m.dtype() != DType::BFloat16) return sum(m, {0});
+  const Tensor ones = Tensor::ones({1, m.size(0)}, DType::Float32, m.device()).to(DType::BFloat16);
+  return matmul(ones, m).view({m.size(1)});
+}
+
 }  // namespace nl

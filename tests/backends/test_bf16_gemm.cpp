@@ -269,6 +269,27 @@ TEST_CASE("bf16 gemm: the attention's per-head grid (heads-last layout, scaled s
   }
 }
 
+TEST_CASE("bf16 gemm: sum_rows of a bfloat16 matrix is the float32 sum of its values (a product with ones)",
+          "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  // Small integers (exact in bfloat16 and in every float32 partial sum): the sums are exact.
+  const int64_t R = 1000, C = 37;
+  std::vector<float> v((size_t)(R * C));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = (float)((int64_t)(i * 7919 % 61) - 30);
+  const Tensor m = Tensor::from_vector(v, {R, C}).to(DType::BFloat16);
+  const Tensor s = sum_rows(m);
+  REQUIRE(s.dtype() == DType::Float32);
+  REQUIRE(s.shape() == Shape{C});
+  const std::vector<float> got = s.to_vector<float>();
+  for (int64_t c = 0; c < C; ++c) {
+    double want = 0;
+    for (int64_t r = 0; r < R; ++r) want += v[(size_t)(r * C + c)];
+    CHECK(got[(size_t)c] == want);
+  }
+  CHECK(sum_rows(Tensor::ones({3, 2}, DType::Float64)).to_vector<double>() == std::vector<double>{3, 3});
+  CHECK_THROWS_AS(sum_rows(Tensor::ones({3}, DType::Float32)), std::invalid_argument);
+}
+
 TEST_CASE("bf16 gemm: bad arguments are refused before any product runs", "[bf16][gemm]") {
   Backend& cpu = backend_for(DeviceType::CPU);
   MixedGemm g;

@@ -59,7 +59,7 @@ Variable linear(const Variable& x_in, const Variable& w_in, const Variable& b, b
                        if (n[0])
                          r[0] = (gx16 ? nl::matmul(gl, wv, DType::BFloat16) : nl::matmul(gl, wv)).view(xv.shape());
                        if (n[1]) r[1] = nl::matmul(gl.transpose(0, 1), x2);
-                       if (has_b && n[2]) r[2] = nl::sum(g2.dtype() == DType::BFloat16 ? g2.to(DType::Float32) : g2, {0});
+                       if (has_b && n[2]) r[2] = sum_rows(g2);
                        return r;
                      },
                      {saved(xv, "input x"), saved(wv, "weight")});

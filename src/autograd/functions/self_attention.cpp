@@ -87,7 +87,7 @@ Variable self_attention(const Variable& x_in, const std::array<Variable, 3>& w_i
             if (need[1 + i]) r[1 + i] = gw.slice(0, i * D, (i + 1) * D);
         }
         if (has_b && (need[4] || need[5] || need[6])) {
-          const Tensor gb = nl::sum(g2.dtype() == DType::BFloat16 ? g2.to(DType::Float32) : g2, {0});  // [3D]
+          const Tensor gb = sum_rows(g2);  // [3D]
           for (int i = 0; i < 3; ++i)
             if (need[4 + i]) r[4 + i] = gb.slice(0, i * D, (i + 1) * D);
         }
