@@ -109,7 +109,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, DType out_dtype);
 /// torch.addmm(bias, a, b) with beta = alpha = 1: out [M, N] = a [M, K] @ b [K, N] + bias [N] (bias broadcast
 /// over rows). The bias is written into the output first and the product accumulated onto it (one GEMM with
 /// beta = 1), a memory pass fewer than matmul then add. bfloat16 a, b take a float32 bias and give a
-/// float32 result. Throws std::invalid_argument on non-2-d operands, mismatched inner dims, a bias that is
+/// float32 result, the bias added in the product's epilogue. Throws std::invalid_argument on non-2-d operands, mismatched inner dims, a bias that is
 /// not [N], or a dtype/device mismatch.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 /// addmm with the result in `out_dtype`: bias's dtype as above, or bfloat16 for bfloat16 a, b and a float32
@@ -117,6 +117,11 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 /// autocast). The CPU rounds the float32 sum once; the CUDA backend rounds cuBLAS's product to bfloat16 and
 /// then adds the bias in its epilogue kernel, a second rounding (within one bfloat16 step of the CPU). Throws std::invalid_argument for another combination, and as addmm.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dtype);
+/// addmm into `out` (contiguous [M, N], dtype as addmm's out_dtype). For float32/float64 operands the bias
+/// is copied into out and the product accumulated onto it; for bfloat16 operands the float32 bias is added
+/// in the product's epilogue, for a float32 result as for a bfloat16 one (no bias pass and no read of out).
+/// Throws as addmm, and std::invalid_argument for an output of another shape or not contiguous.
+void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b);
 /// out = a [M, K] @ b [K, N] + beta * out, written into an existing contiguous out [M, N] (a row block
 /// of a larger matrix, for instance); beta = 0 ignores out's old values. bfloat16 a, b write a float32 or
 /// bfloat16 out (float32 accumulation). Throws std::invalid_argument on non-2-d operands, mismatched dims,

@@ -170,24 +170,37 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dty
   if (a.dim() != 2 || b.dim() != 2)
     throw std::invalid_argument("addmm: needs 2-d operands, got " + shape_str(a.shape()) + " and " +
                                 shape_str(b.shape()));
+  Tensor out = Tensor::empty({a.size(0), b.size(1)}, out_dtype, a.device());
+  addmm_out(out, bias, a, b);
+  return out;
+}
+
+void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw std::invalid_argument("addmm: needs 2-d operands, got " + shape_str(a.shape()) + " and " +
+                                shape_str(b.shape()));
   if (a.size(1) != b.size(0))
     throw std::invalid_argument("addmm: inner dims differ: " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
   const int64_t N = b.size(1);
   if (bias.shape() != Shape{N})
     throw std::invalid_argument("addmm: bias " + shape_str(bias.shape()) + " should be [" + std::to_string(N) +
                                 "] for " + shape_str(a.shape()) + " @ " + shape_str(b.shape()));
+  const DType out_dtype = out.dtype();
   // The bias has the operands' dtype, or float32 for bfloat16 operands; so has the result, unless
   // bfloat16 operands ask for a bfloat16 one.
   check_same_device(a, bias, "addmm");
   check_product_result(a.dtype(), bias.dtype(), "addmm");
   check_product_result(a.dtype(), out_dtype, "addmm");
-  Tensor out = Tensor::empty({a.size(0), N}, out_dtype, a.device());
-  if (out_dtype == bias.dtype()) {  // the bias written first, the product accumulated onto it (beta = 1)
+  if (out.size(0) != a.size(0) || out.size(1) != N || !out.is_contiguous())
+    throw std::invalid_argument("addmm: the output must be contiguous [" + std::to_string(a.size(0)) + ", " +
+                                std::to_string(N) + "], got " + shape_str(out.shape()));
+  if (a.dtype() != DType::BFloat16) {  // BLAS: the bias written first, the product accumulated onto it (beta = 1)
     out.copy_(bias.view({1, N}));
     matmul_out(out, a, b, 1.0);
-    return out;
+    return;
   }
-  // bfloat16 out: the float32 bias added in the product's epilogue, the sum rounded once.
+  // bfloat16 operands: the float32 bias added in the product's epilogue (no bias pass, no read of the
+  // output), the sum rounded once to a bfloat16 result.
   if (bias.dtype() != DType::Float32)
     throw std::invalid_argument("addmm: " + dtype_name(a.dtype()) + " operands with a " + dtype_name(out_dtype) +
                                 " result need a float32 bias, got " + dtype_name(bias.dtype()) +
@@ -198,7 +211,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dty
   check_blas_extent("K", a.size(1), a, b);
   const Tensor bc = bias.contiguous();
   gemm_2d(a, b, out, 0.0, static_cast<const float*>(raw(bc)));
-  return out;
+  out.bump_version();
 }
 
 }  // namespace nl

@@ -61,7 +61,8 @@ Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b
   if (q > 0) std::tie(seed, offset) = next_random_offset((uint64_t)(M * F));
   Tensor h = Tensor::empty({M, F}, xc.dtype(), xc.device()), y = Tensor::empty({M, D}, ft, xc.device());
   Tensor hf = mixed ? Tensor::empty({std::min(R, M), F}, ft, xc.device()) : Tensor();  // float32 block
-  if (B2.defined()) y.copy_(B2.view({1, D}));
+  // fc2's bias: written into y first and accumulated onto (BLAS), or in the product's epilogue (mixed)
+  if (B2.defined() && !mixed) y.copy_(B2.view({1, D}));
   const Tensor W1t = W1.transpose(0, 1), W2t = W2.transpose(0, 1);
   for (int64_t r0 = 0; r0 < M; r0 += R) {
     const int64_t r1 = std::min(M, r0 + R);
@@ -71,7 +72,10 @@ Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b
     // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would;
     // mixed: written to hb rounded once to bfloat16 (fc2's operand and what the graph keeps)
     bias_relu_dropout_out(hb, hw, B1, q, seed, offset + (uint64_t)(r0 * F));
-    matmul_out(yb, hb, W2t, B2.defined() ? 1.0 : 0.0);
+    if (B2.defined() && mixed)
+      addmm_out(yb, B2, hb, W2t);
+    else
+      matmul_out(yb, hb, W2t, B2.defined() ? 1.0 : 0.0);
   }
   Shape os = xc.shape();
   std::vector<Variable> inputs{x, w1};
