@@ -58,8 +58,8 @@ Variable self_attention(const Variable& x_in, const std::array<Variable, 3>& w_i
       (has_b ? nl::addmm(nl::cat(std::vector<Tensor>{b[0].data(), b[1].data(), b[2].data()}, 0), x2, wcat.transpose(0, 1), dt)
              : nl::matmul(x2, wcat.transpose(0, 1), dt))
           .view({B, T, 3, heads, dh});
-  const Variable probe[3] = {Variable(block(packed, 0)), Variable(block(packed, 1)), Variable(block(packed, 2))};
-  check_attention_args(probe[0], probe[1], probe[2], o);
+  // q, k, v fit by construction; this checks the masks and options against them (attention()'s rules)
+  check_attention_args(Variable(block(packed, 0)), Variable(block(packed, 1)), Variable(block(packed, 2)), o);
   Tensor out;
   const AttentionCore c = attention_core_forward(block(packed, 0), block(packed, 1), block(packed, 2), o, out);
   // x's gradient in bfloat16 when x arrived in bfloat16 (what its producer's products read), as linear().
