@@ -59,6 +59,22 @@ void relu_dropout_grad_row(const T* g, const T* y, T* o, T* a, int64_t N, T scal
     for (int64_t j = 0; j < N; ++j) o[j] = y[j] <= T(0) ? T(0) : g[j] * scale;
   }
 }
+// The same row with the hidden layer y and the gradient o in bfloat16 (autocast): y widened, the test, the
+// column sum of the float32 value and its rounding to o in one loop (the scalar definitions of
+// tensor/bfloat16.h vectorise), not a widen pass into a row buffer, the row, and a rounding pass.
+void relu_dropout_grad_row_bf16(const float* g, const uint16_t* y, uint16_t* o, float* a, int64_t N, float scale) {
+  if (a) {
+#pragma omp simd
+    for (int64_t j = 0; j < N; ++j) {
+      const float v = bf16_bits_to_float(y[j]) <= 0.0f ? 0.0f : g[j] * scale;
+      o[j] = float_to_bf16_bits(v);
+      a[j] += v;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < N; ++j) o[j] = float_to_bf16_bits(bf16_bits_to_float(y[j]) <= 0.0f ? 0.0f : g[j] * scale);
+  }
+}
 }  // namespace
 
 void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& bias, double p, uint64_t seed,
@@ -76,37 +92,48 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
     const uint64_t key = kt.key, thr = kt.threshold;
     const T kept = kt.kept_scale(scale);
     // One row; HasBias / Drop are compile-time so that the loop has no conditional loads (omp simd).
-    auto row = [&](auto has_bias, auto drop, int64_t r) {
+    // bf16 out (autocast, float32 x): each value rounded in the loop, no row buffer and flush pass.
+    const bool out16 = std::is_same_v<T, float> && orows.bf16();
+    auto row = [&](auto has_bias, auto drop, auto to16, int64_t r) {
       thread_local std::vector<T> buf;
       const T* xr = xp + r * N;
-      T* o = orows.write_row(r, buf);
+      T* o = to16 ? nullptr : orows.write_row(r, buf);
+      uint16_t* o16 = to16 ? static_cast<uint16_t*>(out.data) + r * N : nullptr;
       const uint64_t c0 = offset + (uint64_t)(r * N), rkey = key, rthr = thr;  // locals: no per-lane gathers
       const T rkept = kept;
 #pragma omp simd
       for (int64_t j = 0; j < N; ++j) {
         T v = xr[j];
         if constexpr (decltype(has_bias)::value) v += bp[j];
-        const T a = v < T(0) ? T(0) : v;  // NaN stays NaN (PyTorch)
+        T a = v < T(0) ? T(0) : v;  // NaN stays NaN (PyTorch)
         if constexpr (decltype(drop)::value)
-          o[j] = a * (cpu::counter_word(rkey, c0 + (uint64_t)j) >= rthr ? rkept : T(0));  // a dropped NaN stays NaN
+          a = a * (cpu::counter_word(rkey, c0 + (uint64_t)j) >= rthr ? rkept : T(0));  // a dropped NaN stays NaN
+        if constexpr (decltype(to16)::value)
+          o16[j] = float_to_bf16_bits((float)a);
         else
           o[j] = a;
       }
-      orows.flush(r, o);
+      if constexpr (!decltype(to16)::value) orows.flush(r, o);
     };
     using Y = std::true_type;
     using No = std::false_type;
+    auto rows = [&](auto to16) {
 #pragma omp parallel for schedule(static) if (R * N >= kParallelGrain)
-    for (int64_t r = 0; r < R; ++r) {
-      if (bp && p > 0)
-        row(Y{}, Y{}, r);
-      else if (bp)
-        row(Y{}, No{}, r);
-      else if (p > 0)
-        row(No{}, Y{}, r);
-      else
-        row(No{}, No{}, r);
-    }
+      for (int64_t r = 0; r < R; ++r) {
+        if (bp && p > 0)
+          row(Y{}, Y{}, to16, r);
+        else if (bp)
+          row(Y{}, No{}, to16, r);
+        else if (p > 0)
+          row(No{}, Y{}, to16, r);
+        else
+          row(No{}, No{}, to16, r);
+      }
+    };
+    if (out16)
+      rows(Y{});
+    else
+      rows(No{});
   });
 }
 
@@ -126,6 +153,17 @@ void CpuBackend::bias_relu_dropout_backward(const Desc& gx, const Desc& gbias, c
     chunks.run([&](int64_t r0, int64_t r1, double* partials) {
       std::vector<T> ybuf, gbuf;  // row buffers of a bfloat16 out / gx (allocated on first use, per chunk)
       cpu::ColumnSums<T> cols(partials, N);
+      if constexpr (std::is_same_v<T, float>)
+        if (yrows.bf16() && grows.bf16()) {  // autocast's FFN: both rows in bfloat16, one loop
+          const uint16_t* yp = static_cast<const uint16_t*>(out.data);
+          uint16_t* op = static_cast<uint16_t*>(gx.data);
+          for (int64_t r = r0; r < r1; ++r) {
+            relu_dropout_grad_row_bf16(gp + r * N, yp + r * N, op + r * N, cols.row(), N, scale);
+            cols.next();
+          }
+          cols.finish();
+          return;
+        }
       for (int64_t r = r0; r < r1; ++r) {
         T* o = grows.write_row(r, gbuf);
         relu_dropout_grad_row(gp + r * N, yrows.read_row(r, ybuf), o, cols.row(), N, scale);
