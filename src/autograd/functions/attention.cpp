@@ -44,17 +44,21 @@ namespace {
 double attention_scale(const AttentionOptions& o, int64_t dh) {
   return o.scale != 0.0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(dh));
 }
-}  // namespace
 
-// Projections are read in place by the attention GEMMs (no head transposes): only overlapping rows copy.
+// A [B, H, rows, cols] operand whose rows may be strided (e.g. the head split of a [B, T, H*d] projection,
+// strides (T*H*d, d, H*d, 1)): returned as is when its last dim is dense and rows do not overlap, copied
+// to contiguous otherwise, so the attention GEMMs read projections in place (no head transposes).
 Tensor rows_dense(const Tensor& t) {
   const auto& s = t.strides();
   return (s[3] == 1 || t.size(3) <= 1) && s[2] >= t.size(3) ? t : t.contiguous();
 }
 
+// An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that
+// merging the heads back into [B, T, H*d] is free.
 Tensor empty_heads_last(int64_t B, int64_t H, int64_t T, int64_t d, DType dt, Device dev) {
   return Tensor::empty({B, T, H, d}, dt, dev).transpose(1, 2);
 }
+}  // namespace
 
 Variable attention_composite(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o) {
   check_attention_args(q, k, v, o);

@@ -16,13 +16,6 @@ struct AttentionCore {
 
 /// Throws std::invalid_argument unless q, k, v and o fit attention() (attention()'s doc lists the rules).
 void check_attention_args(const Variable& q, const Variable& k, const Variable& v, const AttentionOptions& o);
-/// A [B, H, rows, cols] operand as is when its last dim is dense and its rows do not overlap (e.g. the
-/// head split of a [B, T, H*d] projection, strides (T*H*d, d, H*d, 1)), else a contiguous copy.
-Tensor rows_dense(const Tensor& t);
-/// An uninitialised [B, H, T, d] tensor laid out as [B, T, H, d] in memory (a transposed view), so that
-/// merging the heads back into [B, T, H*d] is free.
-Tensor empty_heads_last(int64_t B, int64_t H, int64_t T, int64_t d, DType dt, Device dev);
-
 /// softmax(q kᵀ · scale + masks) v (Vaswani et al. 2017, Eq. 1) with dropout on the weights, per batch
 /// and head, into `out` ([B, H, Tq, dv]; allocated heads-last, float32 or o.autocast_output's bfloat16
 /// under autocast, when undefined). q, k, v share one dtype (bfloat16: float32 accumulation, P rounded to
