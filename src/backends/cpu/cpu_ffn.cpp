@@ -5,35 +5,19 @@
 // autocast the FFN's hidden layer is bfloat16: the forward writes it rounded once and the backward
 // reads it (and writes the gradient fc1's products read) in bfloat16, widening and rounding each element
 // inside the loops, so neither needs a separate cast pass.
-#include <type_traits>
-
-#include "tensor/bfloat16.h"
-
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/row_chunks.h"
 #include "backends/cpu/threads.h"
+#include "backends/cpu/typed_rows.h"
 #include "backends/profiler.h"
 
 namespace nl {
 
 namespace {
-// Elements of a row that may be bfloat16 beside float32 compute: read widened, written rounded to nearest
-// even, in the loop itself (the scalar definitions of tensor/bfloat16.h vectorise), no row buffers.
-template <typename T>
-T load(const T* p, int64_t j) { return p[j]; }
-inline float load(const uint16_t* p, int64_t j) { return bf16_bits_to_float(p[j]); }
-template <typename T>
-void store(T* p, int64_t j, T v) { p[j] = v; }
-inline void store(uint16_t* p, int64_t j, float v) { p[j] = float_to_bf16_bits(v); }
-
-// Calls f with d's data as uint16_t* (bfloat16 beside float32 compute T) or as T*.
-template <typename T, typename F>
-void with_rows(const Desc& d, F&& f) {
-  if constexpr (std::is_same_v<T, float>)
-    if (d.dtype == DType::BFloat16) return f(static_cast<uint16_t*>(d.data));
-  f(static_cast<T*>(d.data));
-}
+using cpu::load;
+using cpu::store;
+using cpu::with_rows;
 
 // One row of the backward: o = y > 0 ? g · scale : 0, and a += o (before any rounding of o) when a is set
 // (cpu::ColumnSums).
