@@ -97,13 +97,21 @@ class FusedKernels {
   virtual void maxpool2d(const Desc& out, const Desc& idx, const Desc& in, const Conv2dGeom& g) = 0;
   /// Accumulates gout into zeroed gin at the argmax positions `idx` of maxpool2d.
   virtual void maxpool2d_backward(const Desc& gin, const Desc& gout, const Desc& idx, const Conv2dGeom& g) = 0;
-  /// Fused cross-entropy over contiguous logits [N, C], targets int64 [N]: loss[i] (0 when target ==
-  /// ignore_index) and the softmax probabilities saved for backward (Szegedy et al. 2016 smoothing).
-  /// Throws std::out_of_range for a target outside [0, C) that is not ignore_index.
-  virtual void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
-                             int64_t ignore_index, double label_smoothing) = 0;
-  /// dlogits[i] = gloss[i] * (prob[i] - q_i) with q the smoothed one-hot target (0 for ignored rows).
-  virtual void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
+  /// Fused cross-entropy over contiguous logits [N, C] (float64, float32, or bfloat16 read widened with
+  /// float32 math), targets int64 [N]: loss[i] = (1-eps)·(lse_i - x_i,t) + eps·(lse_i - mean_c x_ic) (0 when
+  /// target == ignore_index; Szegedy et al. 2016 smoothing) and the softmax row statistics saved for
+  /// backward, stats [N, 2] = (m_i, 1/Σ_c exp(x_ic - m_i)) with m_i the row max. loss and stats are in the
+  /// compute dtype (float32 for bfloat16 logits). With `grad` (data != nullptr: [N, C] in the logits'
+  /// dtype) it also writes what cross_entropy_backward would write for gloss[i] = grad_scale on every row
+  /// (the CPU kernel from the terms exp(x - m) it has computed anyway, so the loss's usual backward needs no
+  /// second pass over the logits); otherwise no [N, C] tensor is written. Throws std::out_of_range for a
+  /// target outside [0, C) that is not ignore_index.
+  virtual void cross_entropy(const Desc& loss, const Desc& stats, const Desc& logits, const Desc& target,
+                             int64_t ignore_index, double label_smoothing, const Desc& grad, double grad_scale) = 0;
+  /// dlogits [N, C] (the logits' dtype; bfloat16 rounded once) = gloss[i]·(p_i - q_i), p_i = exp(x_i - m_i)·
+  /// (1/Σ) recomputed from the logits and cross_entropy's stats, q the smoothed one-hot target (0 for
+  /// ignored rows).
+  virtual void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& logits, const Desc& stats,
                                       const Desc& target, int64_t ignore_index, double label_smoothing) = 0;
   /// Fused LayerNorm family forward over the last dim of contiguous [rows, H]: y = g ⊙ (x - mu)/D + b
   /// (Xu et al. 2019, Eq. 1), mean[rows], rstd[rows] (rstd = 1/D). `weight` g and `bias` b are contiguous

@@ -21,7 +21,7 @@ const std::vector<AutocastRule>& autocast_table() {
       {AutocastOp::Gemm, "gemm", CastPolicy::Lower},
       {AutocastOp::Norm, "norm", CastPolicy::Float32},
       {AutocastOp::Softmax, "softmax", CastPolicy::Float32},
-      {AutocastOp::CrossEntropy, "cross_entropy", CastPolicy::Float32},
+      {AutocastOp::CrossEntropy, "cross_entropy", CastPolicy::Float32Math},
       {AutocastOp::Reduction, "reduction", CastPolicy::Float32},
       {AutocastOp::Optimizer, "optimizer", CastPolicy::Float32},
   };
@@ -55,6 +55,8 @@ std::optional<DType> autocast_cast_to(AutocastOp op, DType in) {
     case CastPolicy::Float32:
       if (in == *t_dtype) return DType::Float32;
       return std::nullopt;
+    case CastPolicy::Float32Math:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -68,7 +70,12 @@ AutocastTrace::~AutocastTrace() { t_trace = prev_; }
 
 bool AutocastTrace::allowed(AutocastOp op, DType dt) {
   if (dt == DType::Float64) return true;
-  return autocast_rule(op).policy == CastPolicy::Lower ? dt == DType::BFloat16 : dt == DType::Float32;
+  switch (autocast_rule(op).policy) {
+    case CastPolicy::Lower: return dt == DType::BFloat16;
+    case CastPolicy::Float32: return dt == DType::Float32;
+    case CastPolicy::Float32Math: return dt == DType::Float32 || dt == DType::BFloat16;
+  }
+  return false;
 }
 
 }  // namespace nl

@@ -26,7 +26,7 @@ enum class AutocastOp {
   // float32: inputs in bfloat16 are cast up to float32
   Norm,           ///< every norm of nn/norm (its statistics), the fused LayerNorm / PowerNorm kernels
   Softmax,        ///< softmax, log_softmax and the attention's softmax rows
-  CrossEntropy,   ///< the loss (fused cross-entropy with label smoothing)
+  CrossEntropy,   ///< the loss (fused cross-entropy with label smoothing): float32 math on bfloat16 or float32 logits
   Reduction,      ///< sum, mean, var, max (and so the norms for gradient clipping)
   Optimizer,      ///< the optimizer update on the master weights (adam_step)
 };
@@ -35,6 +35,9 @@ enum class AutocastOp {
 enum class CastPolicy {
   Lower,    ///< float32 inputs are cast to the autocast dtype (bfloat16); float64 is left alone
   Float32,  ///< inputs in the autocast dtype are cast up to float32; float32 and float64 stay
+  Float32Math,  ///< inputs are taken as they are: a bfloat16 input is read widened inside the kernel, which
+                ///< computes in float32 (no cast pass; its gradient is bfloat16), as PyTorch's float32 ops
+                ///< on a bfloat16 tensor after autocast's cast, without the cast's [N, C] copy
 };
 
 /// One row of the table.

@@ -10,6 +10,7 @@
 // Dtype policy (autocast, tensor/autocast.h): the casts are tape nodes recorded by the autograd
 // functions before they call these entries, which run in their operands' dtype; each entry reports that
 // dtype to an active AutocastTrace (`observe`), so a test can check that the table is what runs.
+#include <optional>
 #include <cstdint>
 
 #include "tensor/layer_norm_options.h"
@@ -26,20 +27,26 @@ Tensor softmax_backward(const Tensor& y, const Tensor& gy, int64_t dim, bool log
 
 /// Per-row result of the fused cross-entropy.
 struct CrossEntropyRows {
-  Tensor loss;  ///< [N]: (1-eps)·(-log p_target) + eps·mean_c(-log p_c); 0 on ignored rows
-  Tensor prob;  ///< [N, C] softmax probabilities (saved for the backward)
+  Tensor loss;   ///< [N]: (1-eps)·(-log p_target) + eps·mean_c(-log p_c); 0 on ignored rows
+  Tensor stats;  ///< [N, 2] softmax row statistics (max m, 1/Σ exp(x - m)), saved for the backward
+  Tensor grad;   ///< [N, C] (logits' dtype) with a grad_scale: cross_entropy_backward for gloss = grad_scale
 };
 /// Fused cross-entropy with label smoothing eps (Szegedy et al. 2016) of logits [N, C] against int64
-/// targets [N] on the logits' device (targets stay where the batch is: no host copy). Throws
-/// std::invalid_argument on other shapes, a non-float logits dtype, a target on another device or eps
-/// outside [0, 1); std::out_of_range for a target outside [0, C) that is not ignore_index (on an
-/// asynchronous device: at the next synchronisation).
+/// targets [N] on the logits' device (targets stay where the batch is: no host copy). Logits may be
+/// float64, float32 or bfloat16 (read widened, float32 math: the loss and stats are then float32), so a
+/// vocabulary projection's bfloat16 output is never cast as a whole. Throws std::invalid_argument on other
+/// shapes or dtypes, a target on another device or eps outside [0, 1); std::out_of_range for a target
+/// outside [0, C) that is not ignore_index (on an asynchronous device: at the next synchronisation).
+/// With `grad_scale`, also the gradient the backward gives for gloss[i] = *grad_scale on every row (`grad`:
+/// the same values; on the CPU from the forward's own exponentials, so the usual backward — the mean loss,
+/// backward from 1 — costs no second pass over the logits).
 CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, int64_t ignore_index,
-                                    double label_smoothing);
-/// dL/dlogits [N, C] = gloss[i] · (prob[i] - q_i), q the smoothed one-hot target (0 on ignored rows),
-/// from dL/dloss `gloss` [N] and cross_entropy_rows' prob and target.
-Tensor cross_entropy_backward(const Tensor& gloss, const Tensor& prob, const Tensor& target, int64_t ignore_index,
-                              double label_smoothing);
+                                    double label_smoothing, std::optional<double> grad_scale = std::nullopt);
+/// dL/dlogits [N, C], in the logits' dtype (bfloat16 rounded once) = gloss[i] · (p_i - q_i), q the smoothed
+/// one-hot target (0 on ignored rows), p the softmax recomputed from the logits and cross_entropy_rows'
+/// stats; gloss [N] in the stats' dtype. Throws std::invalid_argument on mismatched shapes or dtypes.
+Tensor cross_entropy_backward(const Tensor& gloss, const Tensor& logits, const Tensor& stats, const Tensor& target,
+                              int64_t ignore_index, double label_smoothing);
 
 // ---- dropout and its fused neighbours (ops_dropout.cpp) ----
 // The keep mask is a pure function of (seed, offset + i): element i is kept when the uniform number of

@@ -61,36 +61,55 @@ Tensor softmax_backward(const Tensor& y, const Tensor& gy, int64_t dim, bool log
   return last ? gi : gi.transpose(d, -1).contiguous();
 }
 
+namespace {
+// The dtype the cross-entropy computes in for these logits: float32 for bfloat16 (read widened), else
+// theirs (float32 or float64; others throw).
+DType loss_dtype(const Tensor& logits, const char* op) {
+  if (logits.defined() && logits.dtype() == DType::BFloat16) return DType::Float32;
+  check_floating(logits, op);
+  return logits.dtype();
+}
+}  // namespace
+
 CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, int64_t ignore_index,
-                                    double label_smoothing) {
+                                    double label_smoothing, std::optional<double> grad_scale) {
   observe(AutocastOp::CrossEntropy, logits);
   const char* op = "cross_entropy";
-  check_floating(logits, op);
+  const DType ft = loss_dtype(logits, op);
   if (logits.dim() != 2)
     throw std::invalid_argument("cross_entropy: logits must be [N, C], got " + shape_str(logits.shape()) +
                                 " (flatten the leading dims first)");
   check_targets(op, target, logits.size(0), logits);
   check_smoothing(op, label_smoothing);
   Tensor x = logits.contiguous(), t = target.contiguous();
-  CrossEntropyRows r{Tensor::empty({x.size(0)}, x.dtype(), x.device()), Tensor::empty(x.shape(), x.dtype(), x.device())};
-  fused_for(x).cross_entropy(r.loss.desc(), r.prob.desc(), x.desc(), t.desc(), ignore_index, label_smoothing);
+  CrossEntropyRows r{Tensor::empty({x.size(0)}, ft, x.device()), Tensor::empty({x.size(0), 2}, ft, x.device()),
+                     grad_scale ? Tensor::empty(x.shape(), x.dtype(), x.device()) : Tensor()};
+  fused_for(x).cross_entropy(r.loss.desc(), r.stats.desc(), x.desc(), t.desc(), ignore_index, label_smoothing,
+                             r.grad.defined() ? r.grad.desc() : Desc{}, grad_scale.value_or(0.0));
   return r;
 }
 
-Tensor cross_entropy_backward(const Tensor& gloss, const Tensor& prob, const Tensor& target, int64_t ignore_index,
-                              double label_smoothing) {
-  observe(AutocastOp::CrossEntropy, prob);
+Tensor cross_entropy_backward(const Tensor& gloss, const Tensor& logits, const Tensor& stats, const Tensor& target,
+                              int64_t ignore_index, double label_smoothing) {
+  observe(AutocastOp::CrossEntropy, logits);
   const char* op = "cross_entropy_backward";
-  check_floating(prob, op);
-  check_same(gloss, prob, op);
-  if (prob.dim() != 2 || gloss.shape() != Shape{prob.size(0)})
-    throw std::invalid_argument("cross_entropy_backward: need prob [N, C] and gloss [N], got " +
-                                shape_str(prob.shape()) + " and " + shape_str(gloss.shape()));
-  check_targets(op, target, prob.size(0), prob);
+  const DType ft = loss_dtype(logits, op);
+  if (logits.dim() != 2 || gloss.shape() != Shape{logits.size(0)} || stats.shape() != Shape{logits.size(0), 2})
+    throw std::invalid_argument("cross_entropy_backward: need logits [N, C], gloss [N] and stats [N, 2], got " +
+                                shape_str(logits.shape()) + ", " + shape_str(gloss.shape()) + " and " +
+                                shape_str(stats.shape()));
+  if (gloss.dtype() != ft || stats.dtype() != ft)
+    throw std::invalid_argument(std::string(op) + ": gloss and stats must be " + dtype_name(ft) + " for " +
+                                dtype_name(logits.dtype()) + " logits, got " + dtype_name(gloss.dtype()) + " and " +
+                                dtype_name(stats.dtype()));
+  check_same_device(gloss, logits, op);
+  check_same_device(stats, logits, op);
+  check_targets(op, target, logits.size(0), logits);
   check_smoothing(op, label_smoothing);
-  Tensor gx = Tensor::empty(prob.shape(), prob.dtype(), prob.device());
-  Tensor p = prob.contiguous(), gl = gloss.contiguous(), t = target.contiguous();
-  fused_for(p).cross_entropy_backward(gx.desc(), gl.desc(), p.desc(), t.desc(), ignore_index, label_smoothing);
+  Tensor gx = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
+  Tensor x = logits.contiguous(), st = stats.contiguous(), gl = gloss.contiguous(), t = target.contiguous();
+  fused_for(x).cross_entropy_backward(gx.desc(), gl.desc(), x.desc(), st.desc(), t.desc(), ignore_index,
+                                      label_smoothing);
   return gx;
 }
 

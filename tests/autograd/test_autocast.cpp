@@ -96,12 +96,16 @@ TEST_CASE("autocast: one table row per op, casts follow it, float64 is never low
   for (size_t i = 0; i < t.size(); ++i) CHECK(static_cast<size_t>(t[i].op) == i);
   CHECK(autocast_rule(AutocastOp::Linear).policy == CastPolicy::Lower);
   CHECK(autocast_rule(AutocastOp::Norm).policy == CastPolicy::Float32);
+  CHECK(autocast_rule(AutocastOp::CrossEntropy).policy == CastPolicy::Float32Math);
   CHECK_FALSE(autocast_cast_to(AutocastOp::Linear, DType::Float32).has_value());  // no guard: nothing
   AutocastGuard g(DType::BFloat16);
   CHECK(autocast_cast_to(AutocastOp::Linear, DType::Float32) == DType::BFloat16);
   CHECK_FALSE(autocast_cast_to(AutocastOp::Linear, DType::Float64).has_value());
   CHECK(autocast_cast_to(AutocastOp::Softmax, DType::BFloat16) == DType::Float32);
   CHECK_FALSE(autocast_cast_to(AutocastOp::Softmax, DType::Float32).has_value());
+  CHECK_FALSE(autocast_cast_to(AutocastOp::CrossEntropy, DType::BFloat16).has_value());  // read as it is
+  CHECK(AutocastTrace::allowed(AutocastOp::CrossEntropy, DType::BFloat16));
+  CHECK_FALSE(AutocastTrace::allowed(AutocastOp::Norm, DType::BFloat16));
 }
 
 TEST_CASE("to_dtype: a Cast node on the tape whose backward casts the gradient back", "[autocast]") {
@@ -334,8 +338,10 @@ TEST_CASE("autocast: the policy table is what runs in a Transformer step, norms 
   // Every kind of op of a Transformer step ran, each in the table's dtype.
   for (AutocastOp op : {AutocastOp::Linear, AutocastOp::Attention, AutocastOp::FFN, AutocastOp::Gemm})
     CHECK(seen[op] == std::set<DType>{DType::BFloat16});
-  for (AutocastOp op : {AutocastOp::Norm, AutocastOp::Softmax, AutocastOp::CrossEntropy, AutocastOp::Optimizer})
+  for (AutocastOp op : {AutocastOp::Norm, AutocastOp::Softmax, AutocastOp::Optimizer})
     CHECK(seen[op] == std::set<DType>{DType::Float32});
+  // The loss reads the vocabulary projection's bfloat16 logits as they are (float32 math in the kernel).
+  CHECK(seen[AutocastOp::CrossEntropy] == std::set<DType>{DType::BFloat16});
   for (const Variable& p : m.parameters()) {
     CHECK(p.dtype() == DType::Float32);
     if (p.grad().defined()) CHECK(p.grad().dtype() == DType::Float32);

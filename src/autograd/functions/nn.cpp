@@ -1,4 +1,5 @@
 // softmax / log_softmax, fused cross-entropy with label smoothing and ignore_index, and dropout.
+#include <memory>
 #include <stdexcept>
 
 #include "autograd/functions.h"
@@ -22,25 +23,43 @@ Variable softmax(const Variable& x, int64_t dim) { return softmax_impl(x, dim, f
 Variable log_softmax(const Variable& x, int64_t dim) { return softmax_impl(x, dim, true); }
 
 Variable cross_entropy(const Variable& logits_in, const Tensor& target, double eps, int64_t ignore_index) {
-  const Variable logits = autocast(logits_in, AutocastOp::CrossEntropy);  // the loss stays float32 under autocast
-  CrossEntropyRows rows = cross_entropy_rows(logits.data(), target, ignore_index, eps);
+  // Under autocast, bfloat16 logits (a vocabulary projection's autocast_output) are read as they are with
+  // float32 math, and get a bfloat16 gradient; float32 logits stay float32.
+  const Variable logits = autocast(logits_in, AutocastOp::CrossEntropy);
   // The mean over the rows that are not ignored, counted where the batch is (no host round trip): the
   // divisor max(valid, 1) in float64, as a host count would give it, so the loss and its gradient keep
   // the bits of loss_sum * (1/denom) and g / denom computed in double.
   const Device dev = target.device();
   Tensor valid = nl::sum(nl::ne(target, Tensor::scalar((double)ignore_index, DType::Int64, dev)));
   Tensor denom = nl::clamp_min(valid.to(DType::Float64), 1.0);
+  // bfloat16 logits on the CPU that will get a gradient: the forward also writes the gradient of the usual
+  // backward (dL/dloss = 1, so gloss = 1 / denom on every row) from the exponentials it computes anyway;
+  // the backward hands it over when dL/dloss is 1 and recomputes otherwise (e.g. a loss scaled for
+  // gradient accumulation), so every gradient has the recomputed one's bits.
+  const bool ahead = logits.dtype() == DType::BFloat16 && logits.requires_grad() && grad_enabled() &&
+                     logits.data().device().is_cpu() && dev.is_cpu();
+  CrossEntropyRows rows = cross_entropy_rows(logits.data(), target, ignore_index, eps,
+                                             ahead ? std::optional<double>(1.0 / denom.item()) : std::nullopt);
   const DType dt = rows.loss.dtype();
   Tensor out = nl::mul(nl::sum(rows.loss), nl::reciprocal(denom).to(dt));
-  Tensor prob = rows.prob, td = target.contiguous();
-  const int64_t N = prob.size(0);
+  // Saved: the logits and two numbers per row, not the [N, C] probabilities (the backward recomputes them).
+  Tensor x = logits.data(), stats = rows.stats, td = target.contiguous();
+  auto ready = std::make_shared<Tensor>(rows.grad);  // the gradient for dL/dloss = 1, used at most once
+  const int64_t N = x.size(0);
+  std::vector<SavedTensor> kept{saved(x, "logits"), saved(stats, "softmax row statistics"), saved(td, "target"),
+                                saved(denom, "valid rows")};
+  if (rows.grad.defined()) kept.push_back(saved(rows.grad, "gradient for dL/dloss = 1 (from the forward)"));
   return make_result(out, "CrossEntropy", {logits},
-                     [prob, td, denom, ignore_index, eps, N](const Tensor& g, const std::vector<bool>&) {
-                       Tensor gl = nl::div(g.to(DType::Float64), denom).to(prob.dtype()).expand({N});
-                       return std::vector<Tensor>{cross_entropy_backward(gl, prob, td, ignore_index, eps)};
+                     [x, stats, td, denom, ignore_index, eps, N, dt, ready](const Tensor& g, const std::vector<bool>&) {
+                       if (ready->defined() && g.item() == 1.0) {
+                         Tensor r = std::move(*ready);
+                         *ready = Tensor();
+                         return std::vector<Tensor>{r};
+                       }
+                       Tensor gl = nl::div(g.to(DType::Float64), denom).to(dt).expand({N});
+                       return std::vector<Tensor>{cross_entropy_backward(gl, x, stats, td, ignore_index, eps)};
                      },
-                     {saved(prob, "softmax probabilities"), saved(td, "target"), saved(denom, "valid rows")},
-                     "label_smoothing=" + note_number(eps));
+                     std::move(kept), "label_smoothing=" + note_number(eps));
 }
 
 Variable dropout(const Variable& x, double p, bool training) {

@@ -28,10 +28,10 @@ class CompositeKernels : public FusedKernels {
   void col2im(const Desc& gin, const Desc& cols, const Conv2dGeom& g) override;
   void maxpool2d(const Desc& out, const Desc& idx, const Desc& in, const Conv2dGeom& g) override;
   void maxpool2d_backward(const Desc& gin, const Desc& gout, const Desc& idx, const Conv2dGeom& g) override;
-  void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
-                     int64_t ignore_index, double label_smoothing) override;
-  void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob, const Desc& target,
-                              int64_t ignore_index, double label_smoothing) override;
+  void cross_entropy(const Desc& loss, const Desc& stats, const Desc& logits, const Desc& target,
+                     int64_t ignore_index, double label_smoothing, const Desc& grad, double grad_scale) override;
+  void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& logits, const Desc& stats,
+                              const Desc& target, int64_t ignore_index, double label_smoothing) override;
   void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x, const Desc& weight,
                   const Desc& bias, const NormKernelOpts& o) override;
   void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy, const Desc& x,

@@ -2,6 +2,7 @@
 // (cpu_nn.cpp, cpu_attention.cpp, cpu_elementwise.cpp dropout) rebuilt from core kernels on scratch
 // buffers. Same formulas and the same counter-based dropout mask as the CPU, so the results agree up
 // to rounding.
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -173,23 +174,41 @@ void CompositeKernels::bias_relu_dropout_backward(const Desc& gx, const Desc& gb
   if (g32 && R > 0) be_.copy(reshaped(gx, {R, N}), g);
 }
 
-void CompositeKernels::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
-                                     int64_t ignore_index, double eps) {
+void CompositeKernels::cross_entropy(const Desc& loss, const Desc& stats, const Desc& logits, const Desc& target,
+                                     int64_t ignore_index, double eps, const Desc& grad, double grad_scale) {
   const int64_t N = rows_of(logits), C = cols_of(logits);
-  const DType t = logits.dtype;
+  const DType t = stats.dtype;  // the compute dtype (float32 for bfloat16 logits)
   const int dev = logits.device_index;
   Scratch safe(be_, DType::Int64, dev, {N, 1}), w(be_, t, dev, {N});
   prepare_targets(be_, target, ignore_index, C, safe.d(), w.d(), "cross_entropy");
-  const Desc L = reshaped(loss, {N});
+  const Desc L = reshaped(loss, {N}), M = view(stats, {N}, {2}), Inv = view(stats, {N}, {2}, 1);
   if (N == 0) return;
   if (C == 0) {  // every target was ignore_index (checked above)
+    Scratch v(be_, t, dev, {N});
     be_.fill(L, 0.0);
+    be_.fill(v.d(), -INFINITY);
+    be_.copy(M, v.d());
+    be_.fill(v.d(), INFINITY);
+    be_.copy(Inv, v.d());
     return;
   }
-  const Desc X = reshaped(logits, {N, C}), P = reshaped(prob, {N, C});
-  Scratch lp(be_, t, dev, {N, C}), picked(be_, t, dev, {N, 1}), mean(be_, t, dev, {N}), zero(be_, t, dev, {1});
+  std::optional<Scratch> x32;  // bfloat16 logits widened exactly
+  if (logits.dtype != t) {
+    x32.emplace(be_, t, dev, std::initializer_list<int64_t>{N, C});
+    be_.copy(x32->d(), reshaped(logits, {N, C}));
+  }
+  const Desc X = x32 ? x32->d() : reshaped(logits, {N, C});
+  Scratch lp(be_, t, dev, {N, C}), picked(be_, t, dev, {N, 1}), mean(be_, t, dev, {N}), zero(be_, t, dev, {1}),
+      m(be_, t, dev, {N}), sum(be_, t, dev, {N});
+  // The saved statistics: m = max, 1 / Σ exp(x - m).
+  be_.reduce(ReduceOp::Max, m.d(), X, 1);
+  be_.binary(BinaryOp::Sub, lp.d(), X, m.as({N, C}, {1, 0}));
+  be_.unary(UnaryOp::Exp, lp.d(), lp.d(), 0, 0);
+  be_.reduce(ReduceOp::Sum, sum.d(), lp.d(), 1);
+  be_.unary(UnaryOp::Reciprocal, sum.d(), sum.d(), 0, 0);
+  be_.copy(M, m.d());
+  be_.copy(Inv, sum.d());
   softmax(lp.d(), X, true);
-  be_.unary(UnaryOp::Exp, P, lp.d(), 0, 0);
   be_.gather_rows(picked.d(), lp.d(), safe.d());     // log p[target]
   be_.reduce(ReduceOp::Mean, mean.d(), lp.d(), 1);   // mean over classes of log p
   be_.unary(UnaryOp::Affine, L, reshaped(picked.d(), {N}), -(1.0 - eps), 0.0);
@@ -197,19 +216,35 @@ void CompositeKernels::cross_entropy(const Desc& loss, const Desc& prob, const D
   be_.binary(BinaryOp::Add, L, L, mean.d());
   be_.fill(zero.d(), 0.0);
   be_.where(L, w.d(), L, zero.as({N}, {0}));
+  if (grad.data) {  // the backward's formula for gloss = grad_scale on every row
+    Scratch gl(be_, t, dev, {N});
+    be_.fill(gl.d(), grad_scale);
+    cross_entropy_backward(grad, gl.d(), logits, stats, target, ignore_index, eps);
+  }
 }
 
-void CompositeKernels::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
-                                              const Desc& target, int64_t ignore_index, double eps) {
-  const int64_t N = rows_of(prob), C = cols_of(prob);
-  const DType t = prob.dtype;
-  const int dev = prob.device_index;
+void CompositeKernels::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& logits,
+                                              const Desc& stats, const Desc& target, int64_t ignore_index,
+                                              double eps) {
+  const int64_t N = rows_of(logits), C = cols_of(logits);
+  const DType t = stats.dtype;
+  const int dev = logits.device_index;
   Scratch safe(be_, DType::Int64, dev, {N, 1}), w(be_, t, dev, {N});
   prepare_targets(be_, target, ignore_index, C, safe.d(), w.d(), "cross_entropy backward");
   if (N * C == 0) return;
-  const Desc G = reshaped(glogits, {N, C}), P = reshaped(prob, {N, C});
+  // bfloat16 logits widened exactly; a bfloat16 gradient computed in float32 and rounded once.
+  std::optional<Scratch> x32, g32;
+  if (logits.dtype != t) {
+    x32.emplace(be_, t, dev, std::initializer_list<int64_t>{N, C});
+    be_.copy(x32->d(), reshaped(logits, {N, C}));
+  }
+  if (glogits.dtype != t) g32.emplace(be_, t, dev, std::initializer_list<int64_t>{N, C});
+  const Desc X = x32 ? x32->d() : reshaped(logits, {N, C}), G = g32 ? g32->d() : reshaped(glogits, {N, C});
   Scratch onehot(be_, t, dev, {N, C}), val(be_, t, dev, {N, 1}), zero(be_, t, dev, {1});
-  be_.unary(UnaryOp::Affine, G, P, 1.0, -eps / (double)C);  // p - eps / C
+  be_.binary(BinaryOp::Sub, G, X, view(stats, {N, C}, {2, 0}));  // p = exp(x - m) · (1/Σ)
+  be_.unary(UnaryOp::Exp, G, G, 0, 0);
+  be_.binary(BinaryOp::Mul, G, G, view(stats, {N, C}, {2, 0}, 1));
+  be_.unary(UnaryOp::Affine, G, G, 1.0, -eps / (double)C);  // p - eps / C
   be_.fill(onehot.d(), 0.0);
   be_.fill(val.d(), 1.0 - eps);
   be_.scatter_add_rows(onehot.d(), safe.d(), val.d());
@@ -217,6 +252,7 @@ void CompositeKernels::cross_entropy_backward(const Desc& glogits, const Desc& g
   be_.binary(BinaryOp::Mul, G, G, view(gloss, {N, C}, {1, 0}));
   be_.fill(zero.d(), 0.0);
   be_.where(G, w.as({N, C}, {1, 0}), G, zero.as({N, C}, {0, 0}));
+  if (g32) be_.copy(reshaped(glogits, {N, C}), G);
 }
 
 void CompositeKernels::attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores,

@@ -4,10 +4,13 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
 #include "backends/cpu/threads.h"
+#include "backends/cpu/typed_rows.h"
 #include "backends/cpu/vec_math.h"
 
 namespace nl {
@@ -20,39 +23,64 @@ inline int64_t rows_of(const Desc& d) {
 }
 inline int64_t cols_of(const Desc& d) { return d.ndim ? d.shape[d.ndim - 1] : 1; }
 
-// One row of C logits: writes softmax probabilities to p (unless null) and returns log-sum-exp,
-// shifting by the row max for stability; `sum_x` (unless null) receives the sum of the logits (label
-// smoothing needs it). One exponential per element (cpu::vexp, vectorised for float), sums in double.
-// Shared by softmax, log_softmax and cross_entropy.
-template <typename T>
-double softmax_row(const T* x, T* p, int64_t C, double* sum_x = nullptr) {
-  if (C == 0) {  // log of an empty sum; nothing to write
-    if (sum_x) *sum_x = 0;
-    return -INFINITY;
-  }
-  T m = x[0];
-#pragma omp simd reduction(max : m)
-  for (int64_t c = 1; c < C; ++c) m = x[c] > m ? x[c] : m;
+// One row of C logits x (T, or bfloat16 read widened to float): its max m and s = Σ exp(x - m), each term
+// in T by cpu::vexp (vectorised for float), summed in double — for bfloat16 logits in float32's fixed
+// lanes (cpu::lane_sum), whose rounding is far below their 8 bits. p (unless null) receives the terms
+// exp(x - m) (for bfloat16 logits the sum then runs over them, with the same bits), sum_x (unless null)
+// the sum of the logits (label smoothing needs it). An empty row gives m = -inf and s = 0.
+template <typename T, typename X>
+double row_exp_sum(const X* x, T* p, int64_t C, T& m, double* sum_x = nullptr) {
+  using cpu::load;
   double s = 0, sx = 0;
-  if (p) {
+  if (C == 0) {
+    m = -INFINITY;
+    if (sum_x) *sum_x = 0;
+    return 0;
+  }
+  T mx = load(x, 0);
+#pragma omp simd reduction(max : mx)
+  for (int64_t c = 1; c < C; ++c) mx = load(x, c) > mx ? load(x, c) : mx;
+  m = mx;
+  if constexpr (!std::is_same_v<X, T>) {  // bfloat16 logits (8 significant bits): float32 lanes
+    if (p) {
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) p[c] = cpu::vexp(T(load(x, c) - mx));
+      s = (double)cpu::lane_sum<T>(C, [&](int64_t c) { return p[c]; });
+    } else {
+      s = (double)cpu::lane_sum<T>(C, [&](int64_t c) { return cpu::vexp(T(load(x, c) - mx)); });
+    }
+    sx = (double)cpu::lane_sum<T>(C, [&](int64_t c) { return load(x, c); });
+  } else if (p) {
 #pragma omp simd reduction(+ : s, sx)
     for (int64_t c = 0; c < C; ++c) {
-      const T e = cpu::vexp(T(x[c] - m));
+      const T e = cpu::vexp(T(load(x, c) - mx));
       p[c] = e;
       s += (double)e;
-      sx += (double)x[c];
+      sx += (double)load(x, c);
     }
-    const T inv = T(1.0 / s);
-#pragma omp simd
-    for (int64_t c = 0; c < C; ++c) p[c] *= inv;
   } else {
 #pragma omp simd reduction(+ : s, sx)
     for (int64_t c = 0; c < C; ++c) {
-      s += (double)cpu::vexp(T(x[c] - m));
-      sx += (double)x[c];
+      s += (double)cpu::vexp(T(load(x, c) - mx));
+      sx += (double)load(x, c);
     }
   }
   if (sum_x) *sum_x = sx;
+  return s;
+}
+
+// One row of C logits: writes softmax probabilities to p (unless null) and returns log-sum-exp, shifting
+// by the row max for stability. Softmax and log_softmax.
+template <typename T>
+double softmax_row(const T* x, T* p, int64_t C) {
+  T m;
+  const double s = row_exp_sum<T>(x, p, C, m);
+  if (C == 0) return -INFINITY;  // log of an empty sum; nothing to write
+  if (p) {
+    const T inv = T(1.0 / s);
+#pragma omp simd
+    for (int64_t c = 0; c < C; ++c) p[c] *= inv;
+  }
   return (double)m + std::log(s);
 }
 }  // namespace
@@ -159,8 +187,23 @@ void CpuBackend::scatter_add_rows(const Desc& gin, const Desc& idx, const Desc& 
   });
 }
 
-void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
-                               int64_t ignore_index, double eps) {
+namespace {
+// One row of the cross-entropy's gradient: g = s · (p_c - off), then g[t] -= s · on (computed in T and
+// stored once, so a bfloat16 g is rounded once), with p_c = prob(c) (exp(x_c - m) · (1/Σ), the forward's
+// softmax formula). G is T or bfloat16.
+template <typename T, typename G, typename P>
+void ce_grad_row(P&& prob, G* __restrict g, int64_t C, T s, T off, T on, int64_t t) {
+  using cpu::store;
+#pragma omp simd
+  for (int64_t c = 0; c < C; ++c) store(g, c, T(s * (prob(c) - off)));
+  T v = s * (prob(t) - off);
+  v -= s * on;
+  store(g, t, v);
+}
+}  // namespace
+
+void CpuBackend::cross_entropy(const Desc& loss, const Desc& stats, const Desc& logits, const Desc& target,
+                               int64_t ignore_index, double eps, const Desc& grad, double grad_scale) {
   prof::Scope prof_scope(prof::Cat::Loss);
   const int64_t N = rows_of(logits), C = cols_of(logits);
   const int64_t* tg = static_cast<const int64_t*>(target.data);
@@ -168,51 +211,68 @@ void CpuBackend::cross_entropy(const Desc& loss, const Desc& prob, const Desc& l
     if (tg[i] != ignore_index && (tg[i] < 0 || tg[i] >= C))
       throw std::out_of_range("cross_entropy: target " + std::to_string(tg[i]) + " at row " + std::to_string(i) +
                               " is outside [0, " + std::to_string(C) + ")");
-  dispatch_floating(logits.dtype, "cross_entropy", [&](auto tag) {
+  dispatch_floating(stats.dtype, "cross_entropy", [&](auto tag) {
     using T = decltype(tag);
-    const T* x = static_cast<const T*>(logits.data);
-    T* p = static_cast<T*>(prob.data);
+    T* st = static_cast<T*>(stats.data);
     T* l = static_cast<T*>(loss.data);
+    const T gs = T(grad_scale), off = T(eps / (double)C), on = T(1.0 - eps);
+    cpu::with_rows<T>(logits, [&](auto* x) {
+      // With `grad`, the row's terms exp(x - m) are kept (in a row buffer) for the gradient's pass.
+      auto* g = static_cast<std::remove_const_t<std::remove_pointer_t<decltype(x)>>*>(grad.data);
 #pragma omp parallel for schedule(static) if (N * C >= kParallelGrain)
-    for (int64_t i = 0; i < N; ++i) {
-      const T* xr = x + i * C;
-      T* pr = p + i * C;
-      double sum_x = 0;
-      const double lse = softmax_row<T>(xr, pr, C, &sum_x);
-      if (tg[i] == ignore_index) {
-        l[i] = T(0);
-        continue;
+      for (int64_t i = 0; i < N; ++i) {
+        thread_local std::vector<T> terms;
+        if (g && terms.size() < (size_t)C) terms.resize((size_t)C);
+        T* e = g ? terms.data() : nullptr;
+        const auto* xr = x + i * C;
+        double sum_x = 0;
+        T m;
+        const double s = row_exp_sum<T>(xr, e, C, m, &sum_x);
+        const T inv = T(1.0 / s);
+        st[2 * i] = m;
+        st[2 * i + 1] = inv;
+        if (tg[i] == ignore_index) {
+          l[i] = T(0);
+          if (g)
+            for (int64_t c = 0; c < C; ++c) cpu::store(g + i * C, c, T(0));
+          continue;
+        }
+        const double lse = C == 0 ? -INFINITY : (double)m + std::log(s);
+        const double nll = lse - (double)cpu::load(xr, tg[i]);
+        const double smooth = lse - sum_x / (double)C;  // mean over classes of -log p_c
+        l[i] = T((1.0 - eps) * nll + eps * smooth);
+        if (g) ce_grad_row([&](int64_t c) { return e[c] * inv; }, g + i * C, C, gs, off, on, tg[i]);
       }
-      const double nll = lse - (double)xr[tg[i]];
-      const double smooth = lse - sum_x / (double)C;  // mean over classes of -log p_c
-      l[i] = T((1.0 - eps) * nll + eps * smooth);
-    }
+    });
   });
 }
 
-void CpuBackend::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob,
-                                        const Desc& target, int64_t ignore_index, double eps) {
+void CpuBackend::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& logits,
+                                        const Desc& stats, const Desc& target, int64_t ignore_index, double eps) {
   prof::Scope prof_scope(prof::Cat::Loss);
-  const int64_t N = rows_of(prob), C = cols_of(prob);
+  const int64_t N = rows_of(logits), C = cols_of(logits);
   const int64_t* tg = static_cast<const int64_t*>(target.data);
-  dispatch_floating(prob.dtype, "cross_entropy backward", [&](auto tag) {
+  dispatch_floating(stats.dtype, "cross_entropy backward", [&](auto tag) {
     using T = decltype(tag);
-    const T* p = static_cast<const T*>(prob.data);
+    const T* st = static_cast<const T*>(stats.data);
     const T* gl = static_cast<const T*>(gloss.data);
-    T* g = static_cast<T*>(glogits.data);
-    const T off = T(eps / (double)C);
+    const T off = T(eps / (double)C), on = T(1.0 - eps);
+    cpu::with_rows<T>(logits, [&](auto* x) {
+      cpu::with_rows<T>(glogits, [&](auto* g) {
 #pragma omp parallel for schedule(static) if (N * C >= kParallelGrain)
-    for (int64_t i = 0; i < N; ++i) {
-      T* gr = g + i * C;
-      if (tg[i] == ignore_index) {
-        for (int64_t c = 0; c < C; ++c) gr[c] = T(0);
-        continue;
-      }
-      const T s = gl[i];
-      const T* pr = p + i * C;
-      for (int64_t c = 0; c < C; ++c) gr[c] = s * (pr[c] - off);
-      gr[tg[i]] -= s * T(1.0 - eps);
-    }
+        for (int64_t i = 0; i < N; ++i) {
+          auto* gr = g + i * C;
+          if (tg[i] == ignore_index) {
+            for (int64_t c = 0; c < C; ++c) cpu::store(gr, c, T(0));
+            continue;
+          }
+          const auto* xr = x + i * C;
+          const T m = st[2 * i], inv = st[2 * i + 1];
+          ce_grad_row([&](int64_t c) { return cpu::vexp(T(cpu::load(xr, c) - m)) * inv; }, gr, C, gl[i], off, on,
+                      tg[i]);
+        }
+      });
+    });
   });
 }
 

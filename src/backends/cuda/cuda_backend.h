@@ -20,10 +20,10 @@ class CudaFused final : public CompositeKernels {
   void softmax(const Desc& out, const Desc& in, bool log) override;
   void softmax_backward(const Desc& gin, const Desc& gout, const Desc& y, bool log) override;
   void dropout(const Desc& out, const Desc& in, double p, uint64_t seed, uint64_t offset) override;
-  void cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
-                     int64_t ignore_index, double label_smoothing) override;
-  void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob, const Desc& target,
-                              int64_t ignore_index, double label_smoothing) override;
+  void cross_entropy(const Desc& loss, const Desc& stats, const Desc& logits, const Desc& target,
+                     int64_t ignore_index, double label_smoothing, const Desc& grad, double grad_scale) override;
+  void cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& logits, const Desc& stats,
+                              const Desc& target, int64_t ignore_index, double label_smoothing) override;
   void layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x, const Desc& weight,
                   const Desc& bias, const NormKernelOpts& o) override;
   void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy, const Desc& x,

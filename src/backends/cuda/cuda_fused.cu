@@ -5,26 +5,36 @@
 // helpers come from CompositeKernels (cuda_backend.h); attention rows are in cuda_attention.cu.
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "backends/cpu/counter_rng.h"
+#include "backends/composite/scratch.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_launch.cuh"
 #include "backends/cuda/cuda_reduce.cuh"
 #include "backends/cuda/cuda_rows.cuh"
+#include "tensor/bfloat16.h"
 
 namespace nl::cuda {
 namespace {
 
-// Row max m and sum of exp(x - m) (in T, as the CPU) of one row; sum_x receives the sum of x.
-template <typename T>
-__device__ void row_lse_parts(const T* x, int64_t C, double& m, double& s, double& sum_x) {
+// Logits that may be bfloat16 beside float32 math: read widened exactly, written rounded to nearest even.
+template <typename T> __device__ inline T ldx(const T* p, int64_t i) { return p[i]; }
+__device__ inline float ldx(const uint16_t* p, int64_t i) { return bf16_bits_to_float(p[i]); }
+template <typename T> __device__ inline void stx(T* p, int64_t i, T v) { p[i] = v; }
+__device__ inline void stx(uint16_t* p, int64_t i, float v) { p[i] = float_to_bf16_bits(v); }
+
+// Row max m and sum of exp(x - m) (in T, as the CPU) of one row of X (T, or bfloat16 read as float);
+// sum_x receives the sum of x.
+template <typename T, typename X = T>
+__device__ void row_lse_parts(const X* x, int64_t C, double& m, double& s, double& sum_x) {
   double lm = -INFINITY;
-  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) lm = fmax(lm, (double)x[c]);
+  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) lm = fmax(lm, (double)ldx(x, c));
   m = block_max(lm);
   double ls = 0, lx = 0;
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-    ls += (double)exp(T(x[c] - T(m)));
-    lx += (double)x[c];
+    ls += (double)exp(T(ldx(x, c) - T(m)));
+    lx += (double)ldx(x, c);
   }
   s = block_sum(ls);
   sum_x = block_sum(lx);
@@ -35,7 +45,7 @@ __global__ void softmax_kernel(T* out, const T* in, int64_t C, bool log) {
   const T* x = in + blockIdx.x * C;
   T* y = out + blockIdx.x * C;
   double m, s, sx;
-  row_lse_parts(x, C, m, s, sx);
+  row_lse_parts<T>(x, C, m, s, sx);
   if (log) {
     const double lse = m + ::log(s);
     for (int64_t c = threadIdx.x; c < C; c += blockDim.x) y[c] = T((double)x[c] - lse);
@@ -58,17 +68,16 @@ template <typename T>
 __global__ void dropout_kernel(T* o, const T* x, int64_t n, double p, T scale, uint64_t seed, uint64_t offset) {
   NL_GRID_LOOP(i, n) o[i] = x[i] * (cpu::uniform01(seed, offset + (uint64_t)i) > p ? scale : T(0));  // NaN * 0 stays NaN (PyTorch)
 }
-template <typename T>
-__global__ void cross_entropy_kernel(T* loss, T* prob, const T* logits, const int64_t* tg, int64_t C,
+template <typename T, typename X>
+__global__ void cross_entropy_kernel(T* loss, T* stats, const X* logits, const int64_t* tg, int64_t C,
                                      int64_t ignore_index, double eps, ErrorRecord* err) {
   const int64_t i = blockIdx.x;
-  const T* x = logits + i * C;
-  T* p = prob + i * C;
+  const X* x = logits + i * C;
   double m, s, sx;
-  row_lse_parts(x, C, m, s, sx);
-  const T inv = T(1.0 / s);
-  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) p[c] = exp(T(x[c] - T(m))) * inv;
+  row_lse_parts<T>(x, C, m, s, sx);
   if (threadIdx.x != 0) return;
+  stats[2 * i] = T(m);
+  stats[2 * i + 1] = T(1.0 / s);
   const int64_t t = tg[i];
   if (t == ignore_index) {
     loss[i] = T(0);
@@ -83,22 +92,23 @@ __global__ void cross_entropy_kernel(T* loss, T* prob, const T* logits, const in
     return;
   }
   const double lse = m + ::log(s);
-  loss[i] = T((1.0 - eps) * (lse - (double)x[t]) + eps * (lse - sx / (double)C));
+  loss[i] = T((1.0 - eps) * (lse - (double)ldx(x, t)) + eps * (lse - sx / (double)C));
 }
-template <typename T>
-__global__ void cross_entropy_backward_kernel(T* g, const T* gl, const T* prob, const int64_t* tg, int64_t N,
-                                              int64_t C, int64_t ignore_index, double eps) {
+// p = exp(x - m) · (1/Σ) from the forward's row statistics, as the CPU kernel.
+template <typename T, typename X>
+__global__ void cross_entropy_backward_kernel(X* g, const T* gl, const X* logits, const T* stats, const int64_t* tg,
+                                              int64_t N, int64_t C, int64_t ignore_index, double eps) {
   const T off = T(eps / (double)C), on = T(1.0 - eps);
   NL_GRID_LOOP(e, N * C) {
     const int64_t i = e / C, c = e % C;
     if (tg[i] == ignore_index) {
-      g[e] = T(0);
+      stx(g, e, T(0));
       continue;
     }
     const T s = gl[i];
-    T v = s * (prob[e] - off);
+    T v = s * (exp(T(ldx(logits, e) - stats[2 * i])) * stats[2 * i + 1] - off);
     if (c == tg[i]) v -= s * on;
-    g[e] = v;
+    stx(g, e, v);
   }
 }
 template <typename T>
@@ -232,30 +242,49 @@ void CudaFused::dropout(const Desc& out, const Desc& in, double p, uint64_t seed
   check_launch("dropout");
 }
 
-void CudaFused::cross_entropy(const Desc& loss, const Desc& prob, const Desc& logits, const Desc& target,
-                              int64_t ignore_index, double eps) {
+// Calls f(T{}, X{}) with T the compute type of `stats` and X the logits' element type (uint16_t bits for
+// bfloat16 logits beside float32 math).
+template <typename F>
+void dispatch_logits(const Desc& stats, const Desc& logits, const char* op, F&& f) {
+  dispatch_float(stats.dtype, op, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>)
+      if (logits.dtype == DType::BFloat16) return f(T{}, uint16_t{});
+    f(T{}, T{});
+  });
+}
+
+void CudaFused::cross_entropy(const Desc& loss, const Desc& stats, const Desc& logits, const Desc& target,
+                              int64_t ignore_index, double eps, const Desc& grad, double grad_scale) {
   const int64_t N = rows_of(logits), C = cols_of(logits);
   if (N == 0) return;
   DeviceContext& c = context(logits.device_index);
-  dispatch_float(logits.dtype, "cross_entropy", [&](auto tag) {
+  dispatch_logits(stats, logits, "cross_entropy", [&](auto tag, auto xtag) {
     using T = decltype(tag);
-    cross_entropy_kernel<T><<<(unsigned)N, row_threads(C), 0, c.stream>>>(
-        static_cast<T*>(loss.data), static_cast<T*>(prob.data), static_cast<const T*>(logits.data),
+    using X = decltype(xtag);
+    cross_entropy_kernel<T, X><<<(unsigned)N, row_threads(C), 0, c.stream>>>(
+        static_cast<T*>(loss.data), static_cast<T*>(stats.data), static_cast<const X*>(logits.data),
         static_cast<const int64_t*>(target.data), C, ignore_index, eps, c.err_dev);
   });
   check_launch("cross_entropy");
+  if (grad.data && C > 0) {  // the backward kernel with gloss = grad_scale on every row
+    composite::Scratch gl(core(), stats.dtype, logits.device_index, {N});
+    core().fill(gl.d(), grad_scale);
+    cross_entropy_backward(grad, gl.d(), logits, stats, target, ignore_index, eps);
+  }
 }
 
-void CudaFused::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& prob, const Desc& target,
-                                       int64_t ignore_index, double eps) {
-  const int64_t N = rows_of(prob), C = cols_of(prob);
+void CudaFused::cross_entropy_backward(const Desc& glogits, const Desc& gloss, const Desc& logits, const Desc& stats,
+                                       const Desc& target, int64_t ignore_index, double eps) {
+  const int64_t N = rows_of(logits), C = cols_of(logits);
   if (N * C == 0) return;
-  DeviceContext& c = context(prob.device_index);
-  dispatch_float(prob.dtype, "cross_entropy backward", [&](auto tag) {
+  DeviceContext& c = context(logits.device_index);
+  dispatch_logits(stats, logits, "cross_entropy backward", [&](auto tag, auto xtag) {
     using T = decltype(tag);
-    cross_entropy_backward_kernel<T><<<blocks_for(N * C), kThreads, 0, c.stream>>>(
-        static_cast<T*>(glogits.data), static_cast<const T*>(gloss.data), static_cast<const T*>(prob.data),
-        static_cast<const int64_t*>(target.data), N, C, ignore_index, eps);
+    using X = decltype(xtag);
+    cross_entropy_backward_kernel<T, X><<<blocks_for(N * C), kThreads, 0, c.stream>>>(
+        static_cast<X*>(glogits.data), static_cast<const T*>(gloss.data), static_cast<const X*>(logits.data),
+        static_cast<const T*>(stats.data), static_cast<const int64_t*>(target.data), N, C, ignore_index, eps);
   });
   check_launch("cross_entropy backward");
 }

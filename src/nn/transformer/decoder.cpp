@@ -62,7 +62,7 @@ Variable TransformerDecoder::forward(const Tensor& prev, const EncoderOut& enc, 
   }
   if (layer_norm) x = norm_forward(*layer_norm, x, slot_mask(self_pad, x));
   if (state) ++state->steps_;
-  return linear(x, output_weight, Variable());
+  return linear(x, output_weight, Variable(), /*autocast_output=*/true);  // bfloat16 logits under autocast
 }
 
 }  // namespace nl

@@ -17,7 +17,9 @@ class TransformerDecoder : public TransformerStackBase {
   TransformerDecoder(const TransformerConfig& cfg, std::shared_ptr<Embedding> embed_tokens, bool own_embed);
   /// Logits [B, T, V] for prev_output_tokens [B, T] attending to `enc`. With `state`, prev_output_tokens
   /// holds every token decoded so far (T = state->steps() + 1), only the last position is computed
-  /// ([B, 1, V]) and the caches grow by one step; the values equal the full pass at that position.
+  /// ([B, 1, V]) and the caches grow by one step; the values equal the full pass at that position. Under
+  /// autocast the logits are bfloat16 (as PyTorch's autocast linear; the loss reads them with float32
+  /// math), float32 otherwise.
   /// Cached keys/values carry no gradient (incremental decoding is for inference). Throws
   /// std::invalid_argument on bad shapes, T > max_target_positions, or a state that does not match T.
   Variable forward(const Tensor& prev_output_tokens, const EncoderOut& enc, IncrementalState* state = nullptr);

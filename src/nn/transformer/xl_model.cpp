@@ -131,7 +131,7 @@ XLOutput XLModel::forward(const Tensor& tokens, const std::vector<Tensor>& memor
   }
   if (layer_norm) x = norm_forward(*layer_norm, x, pad_mask);
   x = dropout(x, cfg_.base.dropout, train);
-  out.logits = linear(x, embed_tokens->weight, out_bias);
+  out.logits = linear(x, embed_tokens->weight, out_bias, /*autocast_output=*/true);  // bfloat16 logits under autocast
   return out;
 }
 

@@ -54,7 +54,7 @@ class XLLayer : public Module {
 
 /// What XLModel::forward returns: logits and the memory for the next segment.
 struct XLOutput {
-  Variable logits;               ///< [B, T, V]
+  Variable logits;               ///< [B, T, V]; bfloat16 under autocast (the loss reads it with float32 math)
   std::vector<Tensor> memory;    ///< one [B, min(M + T, mem_len), D] per layer; empty when mem_len = 0
 };
 

@@ -306,20 +306,21 @@ std::vector<OpCase> build() {
   add("cross_entropy", Tol{},
       [](DType t, std::mt19937& r) { return Ins{randn({40, 101}, t, r, 0, 3), randint(0, 101, {40}, r)}; },
       [](Backend& be, Device d, DType t, const Ins& in) {
-        Tensor loss = out({40}, t, d), prob = out({40, 101}, t, d);
-        be.fused().cross_entropy(loss.desc(), prob.desc(), in[0].desc(), in[1].desc(), 3, 0.1);
-        return Ins{loss, prob};
+        Tensor loss = out({40}, t, d), stats = out({40, 2}, t, d), grad = out({40, 101}, t, d);
+        be.fused().cross_entropy(loss.desc(), stats.desc(), in[0].desc(), in[1].desc(), 3, 0.1, grad.desc(), 0.25);
+        return Ins{loss, stats, grad};
       });
   add("cross_entropy.backward", Tol{},
       [](DType t, std::mt19937& r) {
         Tensor logits = randn({40, 101}, t, r, 0, 3), target = randint(0, 101, {40}, r);
-        Tensor loss = Tensor::empty({40}, t), prob = Tensor::empty({40, 101}, t);
-        nl::cpu_backend().fused().cross_entropy(loss.desc(), prob.desc(), logits.desc(), target.desc(), 3, 0.1);
-        return Ins{randn({40}, t, r), prob, target};
+        Tensor loss = Tensor::empty({40}, t), stats = Tensor::empty({40, 2}, t);
+        nl::cpu_backend().fused().cross_entropy(loss.desc(), stats.desc(), logits.desc(), target.desc(), 3, 0.1,
+                                                nl::Desc{}, 0.0);
+        return Ins{randn({40}, t, r), logits, stats, target};
       },
       [](Backend& be, Device d, DType t, const Ins& in) {
         Tensor g = out({40, 101}, t, d);
-        be.fused().cross_entropy_backward(g.desc(), in[0].desc(), in[1].desc(), in[2].desc(), 3, 0.1);
+        be.fused().cross_entropy_backward(g.desc(), in[0].desc(), in[1].desc(), in[2].desc(), in[3].desc(), 3, 0.1);
         return Ins{g};
       });
   // ---- fused: the LayerNorm family (Xu et al. 2019), 4099 rows so the weight/bias sums are long ----
