@@ -198,17 +198,19 @@ void CompositeKernels::cross_entropy(const Desc& loss, const Desc& stats, const 
     be_.copy(x32->d(), reshaped(logits, {N, C}));
   }
   const Desc X = x32 ? x32->d() : reshaped(logits, {N, C});
-  Scratch lp(be_, t, dev, {N, C}), picked(be_, t, dev, {N, 1}), mean(be_, t, dev, {N}), zero(be_, t, dev, {1}),
-      m(be_, t, dev, {N}), sum(be_, t, dev, {N});
-  // The saved statistics: m = max, 1 / Σ exp(x - m).
+  Scratch lp(be_, t, dev, {N, C}), e(be_, t, dev, {N, C}), picked(be_, t, dev, {N, 1}), mean(be_, t, dev, {N}),
+      zero(be_, t, dev, {1}), m(be_, t, dev, {N}), sum(be_, t, dev, {N});
+  // log p = (x - m) - log Σ exp(x - m) (the ops of softmax(log = true)), and from the same m and Σ the
+  // saved statistics m, 1 / Σ.
   be_.reduce(ReduceOp::Max, m.d(), X, 1);
   be_.binary(BinaryOp::Sub, lp.d(), X, m.as({N, C}, {1, 0}));
-  be_.unary(UnaryOp::Exp, lp.d(), lp.d(), 0, 0);
-  be_.reduce(ReduceOp::Sum, sum.d(), lp.d(), 1);
-  be_.unary(UnaryOp::Reciprocal, sum.d(), sum.d(), 0, 0);
+  be_.unary(UnaryOp::Exp, e.d(), lp.d(), 0, 0);
+  be_.reduce(ReduceOp::Sum, sum.d(), e.d(), 1);
   be_.copy(M, m.d());
-  be_.copy(Inv, sum.d());
-  softmax(lp.d(), X, true);
+  be_.unary(UnaryOp::Reciprocal, m.d(), sum.d(), 0, 0);
+  be_.copy(Inv, m.d());
+  be_.unary(UnaryOp::Log, sum.d(), sum.d(), 0, 0);
+  be_.binary(BinaryOp::Sub, lp.d(), lp.d(), sum.as({N, C}, {1, 0}));
   be_.gather_rows(picked.d(), lp.d(), safe.d());     // log p[target]
   be_.reduce(ReduceOp::Mean, mean.d(), lp.d(), 1);   // mean over classes of log p
   be_.unary(UnaryOp::Affine, L, reshaped(picked.d(), {N}), -(1.0 - eps), 0.0);
