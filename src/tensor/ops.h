@@ -122,6 +122,12 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dty
 /// in the product's epilogue, for a float32 result as for a bfloat16 one (no bias pass and no read of out).
 /// Throws as addmm, and std::invalid_argument for an output of another shape or not contiguous.
 void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b);
+/// max(0, a @ b + bias) into `out` in one product call (the ReLU right after it, on the result): bfloat16 a
+/// [M, K], b [K, N], float32 bias [N], out [M, N] float32 or bfloat16 (the sum rounded once; ReLU commutes
+/// with that rounding; a NaN stays NaN). The Transformer FFN's first layer under autocast when it has no
+/// activation dropout. Throws std::invalid_argument for other dtypes (use addmm_out and
+/// bias_relu_dropout_out) and as addmm_out.
+void addmm_relu_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b);
 /// out = a [M, K] @ b [K, N] + beta * out, written into an existing contiguous out [M, N] (a row block
 /// of a larger matrix, for instance); beta = 0 ignores out's old values. bfloat16 a, b write a float32 or
 /// bfloat16 out (float32 accumulation). Throws std::invalid_argument on non-2-d operands, mismatched dims,

@@ -73,7 +73,8 @@ void check_product_result(DType operands, DType out, const char* op) {
 // float64, gemm_mixed() (float32 accumulation, C in c_dtype) for bfloat16 operands.
 // `bias` (float32 [N], mixed products only) is added to every row in the product's epilogue.
 void run_gemm(const Tensor& like, DType c_dtype, const GemmOperand& A, const GemmOperand& B, int64_t M, int64_t N,
-              int64_t K, double beta, void* C, int64_t ldc, int64_t sC, int64_t batch, const float* bias = nullptr) {
+              int64_t K, double beta, void* C, int64_t ldc, int64_t sC, int64_t batch, const float* bias = nullptr,
+              bool relu = false) {
   autocast_observe(AutocastOp::Gemm, like.dtype());
   Backend& be = backend_for(like.device().type);
   if (like.dtype() != DType::BFloat16) {
@@ -89,16 +90,19 @@ void run_gemm(const Tensor& like, DType c_dtype, const GemmOperand& A, const Gem
   g.B = {raw(B.t), B.ld, B.batch_stride, 0, B.trans};
   g.C = C, g.ldc = ldc, g.strideC = sC;
   g.bias = bias;
+  g.relu = relu;
   g.device_index = like.device().index;
   be.gemm_mixed(g);
 }
 
-// out [M, N] = a [M, K] @ b [K, N] + beta * out (BLAS's strides where they fit, else a contiguous copy).
-void gemm_2d(const Tensor& a, const Tensor& b, Tensor& out, double beta, const float* bias = nullptr) {
+// out [M, N] = a [M, K] @ b [K, N] + beta * out (BLAS's strides where they fit, else a contiguous copy);
+// `bias` and `relu` as run_gemm (mixed products only).
+void gemm_2d(const Tensor& a, const Tensor& b, Tensor& out, double beta, const float* bias = nullptr,
+             bool relu = false) {
   GemmOperand A = as_operand(a), B = as_operand(b);
   A.batch_stride = B.batch_stride = 0;
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  if (M && N) run_gemm(a, out.dtype(), A, B, M, N, K, beta, raw(out), N, 0, 1, bias);
+  if (M && N) run_gemm(a, out.dtype(), A, B, M, N, K, beta, raw(out), N, 0, 1, bias, relu);
 }
 }  // namespace
 
@@ -175,7 +179,9 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, DType out_dty
   return out;
 }
 
-void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) {
+namespace {
+// addmm_out, and with `relu` addmm_relu_out (bfloat16 operands only).
+void addmm_into(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b, bool relu) {
   if (a.dim() != 2 || b.dim() != 2)
     throw std::invalid_argument("addmm: needs 2-d operands, got " + shape_str(a.shape()) + " and " +
                                 shape_str(b.shape()));
@@ -194,6 +200,9 @@ void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b
   if (out.size(0) != a.size(0) || out.size(1) != N || !out.is_contiguous())
     throw std::invalid_argument("addmm: the output must be contiguous [" + std::to_string(a.size(0)) + ", " +
                                 std::to_string(N) + "], got " + shape_str(out.shape()));
+  if (relu && a.dtype() != DType::BFloat16)
+    throw std::invalid_argument("addmm_relu: needs bfloat16 operands (autocast), got " + dtype_name(a.dtype()) +
+                                "; use addmm_out and bias_relu_dropout_out");
   if (a.dtype() != DType::BFloat16) {  // BLAS: the bias written first, the product accumulated onto it (beta = 1)
     out.copy_(bias.view({1, N}));
     matmul_out(out, a, b, 1.0);
@@ -210,8 +219,15 @@ void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b
   check_blas_extent("N", N, a, b);
   check_blas_extent("K", a.size(1), a, b);
   const Tensor bc = bias.contiguous();
-  gemm_2d(a, b, out, 0.0, static_cast<const float*>(raw(bc)));
+  gemm_2d(a, b, out, 0.0, static_cast<const float*>(raw(bc)), relu);
   out.bump_version();
+}
+}  // namespace
+
+void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) { addmm_into(out, bias, a, b, false); }
+
+void addmm_relu_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) {
+  addmm_into(out, bias, a, b, true);
 }
 
 }  // namespace nl

@@ -15,6 +15,7 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/mixed_precision.h"
 #include "tensor/ops.h"
+#include "tensor/ops_nn.h"
 #include "test_paths.h"
 
 using namespace nl;
@@ -145,6 +146,32 @@ TEST_CASE("bf16 gemm: addmm and matmul_out take bfloat16 operands with float32 b
   CHECK(max_abs_diff(acc, plain * 2.0) <= 1e-5);
   Tensor wrong = Tensor::zeros({64, 40}, DType::Float64);
   CHECK_THROWS_WITH(matmul_out(wrong, a, b), Contains("cannot give a float64 result"));
+}
+
+TEST_CASE("bf16 gemm: addmm_relu_out gives the bits of the float32 product, bias and ReLU rounded once, on both "
+          "paths",
+          "[bf16][gemm]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  for (bool fallback : {false, true}) {
+    INFO("fallback " << fallback);
+    EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+    const Tensor a = bf16_randn({300, 128}, 41), b = bf16_randn({128, 200}, 42);
+    manual_seed(43);
+    const Tensor bias = Tensor::randn({200});
+    // the FFN's path before: a float32 product, then bias + ReLU, rounded to bfloat16 once
+    Tensor f = Tensor::empty({300, 200});
+    matmul_out(f, a, b);
+    Tensor want = Tensor::empty({300, 200}, DType::BFloat16);
+    bias_relu_dropout_out(want, f, bias, 0.0, 0, 0);
+    Tensor got16 = Tensor::empty({300, 200}, DType::BFloat16), got32 = Tensor::empty({300, 200});
+    addmm_relu_out(got16, bias, a, b);
+    addmm_relu_out(got32, bias, a, b);
+    CHECK(got16.to(DType::Float32).to_vector<float>() == want.to(DType::Float32).to_vector<float>());
+    CHECK(got32.to_vector<float>() == relu(add(f, bias)).to_vector<float>());
+  }
+  Tensor out = Tensor::empty({2, 2});
+  CHECK_THROWS_WITH(addmm_relu_out(out, Tensor::zeros({2}), Tensor::ones({2, 3}), Tensor::ones({3, 2})),
+                    Contains("needs bfloat16 operands"));
 }
 
 TEST_CASE("bf16 gemm: bias, ReLU, alpha and beta as post-ops match their definition", "[bf16][gemm]") {

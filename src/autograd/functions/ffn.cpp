@@ -60,18 +60,25 @@ Variable ffn_relu(const Variable& x_in, const Variable& w1_in, const Variable& b
   uint64_t seed = 0, offset = 0;
   if (q > 0) std::tie(seed, offset) = next_random_offset((uint64_t)(M * F));
   Tensor h = Tensor::empty({M, F}, xc.dtype(), xc.device()), y = Tensor::empty({M, D}, ft, xc.device());
-  Tensor hf = mixed ? Tensor::empty({std::min(R, M), F}, ft, xc.device()) : Tensor();  // float32 block
+  // Mixed without dropout on the hidden layer: fc1's product adds the bias and applies the ReLU itself and
+  // writes the bfloat16 hidden block (no float32 block and activation pass; ReLU commutes with rounding).
+  const bool fused_relu = mixed && q == 0 && B1.defined();
+  Tensor hf = mixed && !fused_relu ? Tensor::empty({std::min(R, M), F}, ft, xc.device()) : Tensor();  // float32 block
   // fc2's bias: written into y first and accumulated onto (BLAS), or in the product's epilogue (mixed)
   if (B2.defined() && !mixed) y.copy_(B2.view({1, D}));
   const Tensor W1t = W1.transpose(0, 1), W2t = W2.transpose(0, 1);
   for (int64_t r0 = 0; r0 < M; r0 += R) {
     const int64_t r1 = std::min(M, r0 + R);
     Tensor hb = h.slice(0, r0, r1), yb = y.slice(0, r0, r1);
-    Tensor hw = mixed ? hf.slice(0, 0, r1 - r0) : hb;
-    matmul_out(hw, x2.slice(0, r0, r1), W1t, 0.0);
-    // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would;
-    // mixed: written to hb rounded once to bfloat16 (fc2's operand and what the graph keeps)
-    bias_relu_dropout_out(hb, hw, B1, q, seed, offset + (uint64_t)(r0 * F));
+    if (fused_relu) {  // bias and ReLU in fc1's product, rounded once to bfloat16 (the same values)
+      addmm_relu_out(hb, B1, x2.slice(0, r0, r1), W1t);
+    } else {
+      Tensor hw = mixed ? hf.slice(0, 0, r1 - r0) : hb;
+      matmul_out(hw, x2.slice(0, r0, r1), W1t, 0.0);
+      // element (r, j) of the whole [M, F] layer draws counter offset + r * F + j, as dropout() would;
+      // mixed: written to hb rounded once to bfloat16 (fc2's operand and what the graph keeps)
+      bias_relu_dropout_out(hb, hw, B1, q, seed, offset + (uint64_t)(r0 * F));
+    }
     if (B2.defined() && mixed)
       addmm_out(yb, B2, hb, W2t);
     else

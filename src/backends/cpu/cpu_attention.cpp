@@ -65,8 +65,11 @@ T keep_scale(const RowCtx<T>& c, int64_t j, bool drop, uint64_t key, uint64_t th
 // One row of the forward: p = softmax(scale * s + mask) over the visible keys (0 for blocked ones), and
 // d = p * dropout multiplier when d is given. Pad / Am say which masks exist, so every loop is free of
 // conditional loads and vectorises (omp simd); a blocked key gets -inf / 0 by selection. p may alias s.
-template <typename T, bool Pad, bool Am>
-void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t tk, T scale,
+// TK > 0: the row's length is TK and every key is within reach (no causal limit), known at compile time,
+// so the loops have no remainder code (the cls step's [65536 x 32] call: 0.66 -> 0.58 ms, Zen 4); the
+// same operations in the same order as TK = 0 (run-time length), hence the same bits.
+template <typename T, bool Pad, bool Am, int TK>
+void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t tk_any, T scale,
                  const AttentionKernelOpts& o, const cpu::KeepTest& kt, T inv_keep) {
   // kt's fields as locals for the omp simd loop (read through the reference, GCC gathered them per lane)
   const bool drop = o.dropout > 0;
@@ -75,7 +78,7 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
   const T ninf = -std::numeric_limits<T>::infinity();
   const T* __restrict pad = c.pad;
   const T* __restrict am = c.am;
-  const int64_t jmax = c.jmax;
+  const int64_t tk = TK > 0 ? TK : tk_any, jmax = TK > 0 ? TK : c.jmax;
   T m = ninf;
 #pragma omp simd reduction(max : m)
   for (int64_t j = 0; j < jmax; ++j) {
@@ -106,6 +109,19 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
     for (int64_t j = 0; j < tk; ++j) d[j] = p[j] * keep_scale(c, j, drop, key, thr, kept);
   }
 }
+// softmax_row with the masks that exist (kp, ap: the kernel's padding and mask tensors, or null).
+template <typename T, int TK>
+void softmax_row_masks(const T* kp, const T* ap, const RowCtx<T>& c, const T* s, T* p, T* d, int64_t tk, T scale,
+                       const AttentionKernelOpts& o, const cpu::KeepTest& kt, T inv_keep) {
+  if (kp && ap)
+    softmax_row<T, true, true, TK>(c, s, p, d, tk, scale, o, kt, inv_keep);
+  else if (kp)
+    softmax_row<T, true, false, TK>(c, s, p, d, tk, scale, o, kt, inv_keep);
+  else if (ap)
+    softmax_row<T, false, true, TK>(c, s, p, d, tk, scale, o, kt, inv_keep);
+  else
+    softmax_row<T, false, false, TK>(c, s, p, d, tk, scale, o, kt, inv_keep);
+}
 }  // namespace
 
 void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
@@ -125,20 +141,17 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
     T *pp = static_cast<T*>(probs.data), *dp = static_cast<T*>(dropped.data);
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
     const cpu::KeepTest kt = cpu::KeepTest::make<T>(o.seed, o.dropout);
+    const bool row32 = tk == 32 && !o.causal;  // the Transformer's usual head rows: a fixed length
 #pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
       const RowCtx<T> c = row_ctx(r, kp, ap, o);
       const T* s = sp + r * tk;
       T* p = pp + r * tk;
       T* d = o.dropout > 0 ? dp + r * tk : nullptr;
-      if (kp && ap)
-        softmax_row<T, true, true>(c, s, p, d, tk, scale, o, kt, inv_keep);
-      else if (kp)
-        softmax_row<T, true, false>(c, s, p, d, tk, scale, o, kt, inv_keep);
-      else if (ap)
-        softmax_row<T, false, true>(c, s, p, d, tk, scale, o, kt, inv_keep);
+      if (row32)
+        softmax_row_masks<T, 32>(kp, ap, c, s, p, d, tk, scale, o, kt, inv_keep);
       else
-        softmax_row<T, false, false>(c, s, p, d, tk, scale, o, kt, inv_keep);
+        softmax_row_masks<T, 0>(kp, ap, c, s, p, d, tk, scale, o, kt, inv_keep);
     }
   });
 }

@@ -132,7 +132,7 @@ struct PrimKey {
 struct Prim {
   dnnl::matmul prim;
   memory::desc a, b, c, bias;
-  int bias_arg = 0;  // the execution argument of the bias: its binary post-op's source
+  int bias_arg = 0;  // the execution argument of the bias: DNNL_ARG_BIAS or its binary post-op's source
   std::string impl;
 };
 
@@ -161,24 +161,33 @@ Prim make_prim(const PrimKey& k) {
   p.a = grid_md(bf16, k.outer, k.batch, k.M, k.K, k.oA, k.sA, k.ta ? 1 : k.lda, k.ta ? k.lda : 1, rank);
   p.b = grid_md(bf16, k.outer, k.batch, k.K, k.N, k.oB, k.sB, k.tb ? 1 : k.ldb, k.tb ? k.ldb : 1, rank);
   p.c = grid_md(k.c_bf16 ? bf16 : f32, k.outer, k.batch, k.M, k.N, k.oC ? k.oC : 1, k.sC ? k.sC : 1, k.ldc, 1, rank);
-  // dst = alpha * acc + beta * dst + bias: alpha is the output scale, then the post-ops in order: sum
-  // (beta), binary add of the bias row. (oneDNN 2.x's own bias argument is added before the output
-  // scale, which gives alpha * (acc + bias).) The ReLU is not a post-op: oneDNN 2.6's eltwise ReLU (and
-  // clip, bounded ReLU) turn a NaN into 0 (measured), where relu keeps it (PyTorch; tensor/ops.h).
+  // dst = alpha * acc + beta * dst + bias. With alpha = 1 and beta = 0 (a linear layer's forward) the bias
+  // is oneDNN's own bias argument: acc + bias, rounded once to dst (the same value as the post-op below),
+  // ~13% faster than the binary post-op on a 4096 x 384 x 128 product (Zen 4, one core). Otherwise alpha
+  // is the output scale, then the post-ops in order: sum (beta), binary add of the bias row (oneDNN 2.x's
+  // own bias argument is added before the output scale, which would give alpha * (acc + bias)). The ReLU
+  // is not a post-op: oneDNN 2.6's eltwise ReLU (and clip, bounded ReLU) turn a NaN into 0 (measured),
+  // where relu keeps it (PyTorch; tensor/ops.h).
   dnnl::primitive_attr attr;
   if (k.alpha != 1.0f) attr.set_output_scales(0, {k.alpha});
   dnnl::post_ops po;
   if (k.beta != 0.0f) po.append_sum(k.beta);
+  const bool own_bias = k.bias && k.alpha == 1.0f && k.beta == 0.0f;
   if (k.bias) {
     memory::dims bd(rank, 1), bs(rank, k.N);
     bd[rank - 1] = k.N;
     bs[rank - 1] = 1;
     p.bias = memory::desc(bd, f32, bs);
-    p.bias_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(po.len()) | DNNL_ARG_SRC_1;
-    po.append_binary(dnnl::algorithm::binary_add, p.bias);
+    if (own_bias) {
+      p.bias_arg = DNNL_ARG_BIAS;
+    } else {
+      p.bias_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(po.len()) | DNNL_ARG_SRC_1;
+      po.append_binary(dnnl::algorithm::binary_add, p.bias);
+    }
   }
   attr.set_post_ops(po);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.c), attr, engine());
+  const dnnl::matmul::desc md = own_bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
+  const dnnl::matmul::primitive_desc pd(md, attr, engine());
   p.impl = pd.impl_info_str();
   p.prim = dnnl::matmul(pd);
   return p;
