@@ -40,31 +40,14 @@ ExperimentOptions lookup_options(const ReportArgs& a) {
   return opt;
 }
 
-// A column runs in one precision (issue 28: the MT column in bfloat16, the others in float32): its runs
-// are looked up in float32 and in bfloat16, and the precision with more finished runs is the column's
-// (float32 on a tie). The column's runs are tagged {"column": ...}.
-std::vector<RunRecord> lookup_in_column_precision(const std::vector<ExperimentRun>& runs, const ReportArgs& a) {
-  ExperimentOptions bf16 = lookup_options(a);
-  bf16.budget["bf16"] = true;
-  std::vector<RunRecord> f32 = run_experiment(runs, lookup_options(a)), b16 = run_experiment(runs, bf16);
-  auto column = [&](size_t i) {
-    const auto it = runs[i].tags.find("column");
-    return it != runs[i].tags.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  std::map<std::string, int> done;  // column -> finished bf16 runs minus finished float32 runs
-  for (size_t i = 0; i < runs.size(); ++i)
-    done[column(i)] += (b16[i].status == RunStatus::Done) - (f32[i].status == RunStatus::Done);
-  for (size_t i = 0; i < runs.size(); ++i)
-    if (done[column(i)] > 0) f32[i] = b16[i];
-  return f32;
-}
-
 // Xu et al. 2019: every column of the campaign (3 seeds), looked up.
 struct XuReport {
   std::vector<XuColumn> columns = xu2019_columns({});
   std::vector<RunRecord> records;
   explicit XuReport(const ReportArgs& a) {
-    records = lookup_in_column_precision(xu2019_runs(columns, xu2019_task_keys(), 3), a);
+    std::vector<ExperimentRun> runs = xu2019_runs(columns, xu2019_task_keys(), 3);
+    keep_column_precision(runs, lookup_options(a));
+    records = run_experiment(runs, lookup_options(a));
   }
 };
 

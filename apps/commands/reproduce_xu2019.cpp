@@ -35,12 +35,15 @@ void write_outputs(const fs::path& out, const XuArgs& a, const std::vector<XuCol
 
 void run(const XuArgs& a) {
   std::vector<XuColumn> cols = xu2019_columns(a.paths);
-  const std::vector<ExperimentRun> runs = xu2019_runs(cols, a.tasks, a.flags.seeds);
+  std::vector<ExperimentRun> runs = xu2019_runs(cols, a.tasks, a.flags.seeds);
   ExperimentOptions opt;
   opt.out = a.flags.out;
   opt.registry = registry_root(a.flags.registry);
   opt.budget = experiment_budget(a.flags);
   opt.set = experiment_set(a.flags);
+  // Without --bf16 a column continues in the precision its registered runs have (the MT column of the
+  // campaign is bfloat16), so one command resumes and prints every column.
+  if (!a.flags.bf16 && !opt.registry.empty()) keep_column_precision(runs, opt);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_outputs(opt.out, a, cols, rec); };
   const auto rec = run_experiment(runs, opt);
   std::ifstream md(opt.out / "results.md");

@@ -259,4 +259,23 @@ nlohmann::json records_json(const std::vector<RunRecord>& records) {
   return runs;
 }
 
+void keep_column_precision(std::vector<ExperimentRun>& runs, ExperimentOptions lookup) {
+  std::ostringstream quiet;  // the look-ups' progress lines are not the command's
+  lookup.dry = true;
+  lookup.on_update = nullptr;
+  lookup.log = &quiet;
+  ExperimentOptions bf16 = lookup;
+  bf16.budget["bf16"] = true;
+  const std::vector<RunRecord> f32 = run_experiment(runs, lookup), b16 = run_experiment(runs, bf16);
+  auto column = [&](size_t i) {
+    const auto it = runs[i].tags.find("column");
+    return it != runs[i].tags.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::map<std::string, int> lead;  // column -> finished bfloat16 runs minus finished float32 runs
+  for (size_t i = 0; i < runs.size(); ++i)
+    lead[column(i)] += (b16[i].status == RunStatus::Done) - (f32[i].status == RunStatus::Done);
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (lead[column(i)] > 0) runs[i].overrides["bf16"] = true;
+}
+
 }  // namespace nlapp

@@ -116,6 +116,13 @@ bool same_experiment(const nlohmann::json& a, const nlohmann::json& b,
 /// setup (a missing data set, naming the run and the fix), both before any training.
 std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, const ExperimentOptions& opt);
 
+/// Gives each column of `runs` (the runs sharing a "column" tag) the precision its finished runs already have in
+/// `lookup`'s registry, so a column is resumed, completed and reported in one precision (issue 28: the MT
+/// column in bfloat16, the others in float32): a column with more runs finished in bfloat16 than in float32
+/// gets {"bf16": true} in every run's overrides; float32 on a tie or when none is finished. Looks up only
+/// (lookup.dry is forced; nothing is trained). For `reproduce` without --bf16 and for `report`.
+void keep_column_precision(std::vector<ExperimentRun>& runs, ExperimentOptions lookup);
+
 /// "" when no record failed; otherwise one message naming every failed run and its error (what a
 /// command throws after writing its tables, so that it exits with an error).
 std::string failed_runs_error(const std::vector<RunRecord>& records);

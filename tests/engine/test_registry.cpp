@@ -17,6 +17,7 @@
 #include "engine/task_registry.h"
 #include "engine/task_reproduction.h"
 #include "engine/trainer.h"
+#include "bf16_test_util.h"
 #include "data_text/temp_dir.h"
 #include "toy_task.h"
 
@@ -126,6 +127,43 @@ TEST_CASE("registry: a dry experiment trains nothing and marks missing runs not 
   CHECK(rec[1].status == RunStatus::NotRun);
   CHECK(status_name(RunStatus::NotRun) == "not run");
   CHECK_FALSE(fs::exists(dir / "registry" / "paper" / "col" / "plain" / "seed2.json"));
+}
+
+TEST_CASE("registry: a column is continued in the precision of its finished runs (keep_column_precision)",
+          "[engine][registry][bf16]") {
+  NL_SKIP_WITHOUT_ONEDNN();
+  const nltest::TempDir td("registry-precision");
+  const fs::path& dir = td.path;
+  // column "half": both seeds finished in bfloat16; column "full": seed 1 finished in float32
+  auto column = [](const std::string& col, int seeds) {
+    std::vector<ExperimentRun> v;
+    for (int seed = 1; seed <= seeds; ++seed)
+      v.push_back({col + "/seed" + std::to_string(seed), "toy", "", {{"seed", seed}}, {{"column", col}, {"seed", seed}},
+                   RegistryKey{"paper", col, "plain", seed}});
+    return v;
+  };
+  std::ostringstream log;
+  std::vector<ExperimentRun> half = column("half", 2);
+  for (auto& r : half) r.overrides["bf16"] = true;
+  run_experiment(half, options(dir, log));
+  run_experiment(column("full", 1), options(dir, log));
+
+  std::vector<ExperimentRun> all = column("half", 2), full = column("full", 2);
+  all.insert(all.end(), full.begin(), full.end());
+  keep_column_precision(all, options(dir, log));
+  CHECK(all[0].overrides.value("bf16", false));
+  CHECK(all[1].overrides.value("bf16", false));
+  CHECK_FALSE(all[2].overrides.contains("bf16"));
+  CHECK_FALSE(all[3].overrides.contains("bf16"));
+  ExperimentOptions dry = options(dir, log);
+  dry.dry = true;
+  const auto rec = run_experiment(all, dry);  // both bfloat16 runs and the float32 one are found
+  CHECK(rec[0].status == RunStatus::Done);
+  CHECK(rec[1].status == RunStatus::Done);
+  CHECK(rec[2].status == RunStatus::Done);
+  CHECK(rec[3].status == RunStatus::NotRun);
+  CHECK(rec[0].result["precision"] == "bfloat16");
+  CHECK(rec[2].result["precision"] == "float32");
 }
 
 TEST_CASE("registry: a damaged record is an error naming the file and the fix", "[engine][registry]") {
