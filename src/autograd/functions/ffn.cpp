@@ -1,6 +1,7 @@
 // The Transformer FFN y = fc2(dropout(relu(fc1(x)))) as one op, run over blocks of rows so that each
 // [rows, ffn_dim] hidden block stays in the L2 cache between the GEMMs and the activation: forward,
-// fc1's GEMM, the bias + ReLU + dropout kernel and fc2's GEMM per block; backward, the four GEMMs and
+// fc1's GEMM, the bias + ReLU + dropout kernel and fc2's GEMM per block (under autocast without dropout
+// on the hidden layer, fc1's GEMM adds the bias and applies the ReLU itself); backward, the four GEMMs and
 // the ReLU/dropout backward per block, the weight gradients accumulated block by block (beta = 1).
 // Done as separate ops over all rows, each of these passes went to memory (docs/architecture.md).
 #include <algorithm>
