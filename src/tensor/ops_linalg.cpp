@@ -224,7 +224,9 @@ void addmm_into(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& 
 }
 }  // namespace
 
-void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) { addmm_into(out, bias, a, b, false); }
+void addmm_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) {
+  addmm_into(out, bias, a, b, false);
+}
 
 void addmm_relu_out(Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b) {
   addmm_into(out, bias, a, b, true);

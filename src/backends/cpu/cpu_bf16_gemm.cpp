@@ -186,7 +186,8 @@ Prim make_prim(const PrimKey& k) {
     }
   }
   attr.set_post_ops(po);
-  const dnnl::matmul::desc md = own_bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
+  const dnnl::matmul::desc md =
+      own_bias ? dnnl::matmul::desc(p.a, p.b, p.bias, p.c) : dnnl::matmul::desc(p.a, p.b, p.c);
   const dnnl::matmul::primitive_desc pd(md, attr, engine());
   p.impl = pd.impl_info_str();
   p.prim = dnnl::matmul(pd);
