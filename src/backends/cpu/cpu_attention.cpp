@@ -109,6 +109,33 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
     for (int64_t j = 0; j < tk; ++j) d[j] = p[j] * keep_scale(c, j, drop, key, thr, kept);
   }
 }
+// One row of the backward: ds = scale * p * (dP - Σ p dP) with dP = g * keep, and the dropped weights
+// d = p * keep when dropout is on (d unused without). ds may alias g. TK as softmax_row (the backward has
+// no causal limit: every key of the row, so TK = tk).
+template <typename T, int TK>
+void softmax_backward_row(const RowCtx<T>& c, const T* p, const T* g, T* ds, T* d, int64_t tk_any, T scale,
+                          const AttentionKernelOpts& o, const cpu::KeepTest& kt, T inv_keep) {
+  const int64_t tk = TK > 0 ? TK : tk_any;
+  // pass 1 stores dP in ds (g[j] read before ds[j] is written); sum_j P_j dP_j in T's lanes, in an
+  // order independent of the row's address (cpu::lane_sum)
+  if (o.dropout > 0) {
+    const uint64_t key = kt.key, thr = kt.threshold;  // locals for the omp simd loop (no gathers)
+    const T kept = kt.kept_scale(inv_keep);
+#pragma omp simd
+    for (int64_t j = 0; j < tk; ++j) {
+      const T keep = keep_scale(c, j, true, key, thr, kept);
+      d[j] = p[j] * keep;
+      ds[j] = g[j] * keep;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < tk; ++j) ds[j] = g[j];
+  }
+  const T dd = cpu::lane_sum<T>(tk, [&](int64_t j) { return p[j] * ds[j]; });
+#pragma omp simd
+  for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);
+}
+
 // softmax_row with the masks that exist (kp, ap: the kernel's padding and mask tensors, or null).
 template <typename T, int TK>
 void softmax_row_masks(const T* kp, const T* ap, const RowCtx<T>& c, const T* s, T* p, T* d, int64_t tk, T scale,
@@ -174,28 +201,11 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
 #pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
     for (int64_t r = 0; r < R; ++r) {
       const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
-      const T *p = pp + r * tk, *g = gp + r * tk;
-      T* ds = gs + r * tk;
-      // pass 1 stores dP in ds (g[j] read before ds[j] is written); sum_j P_j dP_j in T's lanes, in an
-      // order independent of the row's address (cpu::lane_sum)
-      if (o.dropout > 0) {
-        T* d = dp + r * tk;
-        const uint64_t key = kt.key, thr = kt.threshold;  // locals for the omp simd loop (no gathers)
-        const T kept = kt.kept_scale(inv_keep);
-#pragma omp simd
-        for (int64_t j = 0; j < tk; ++j) {
-          const T keep = keep_scale(c, j, true, key, thr, kept);
-          d[j] = p[j] * keep;
-          ds[j] = g[j] * keep;
-        }
-      } else {
-#pragma omp simd
-        for (int64_t j = 0; j < tk; ++j) ds[j] = g[j];
-      }
-      const T dot = cpu::lane_sum<T>(tk, [&](int64_t j) { return p[j] * ds[j]; });
-      const T dd = T(dot);
-#pragma omp simd
-      for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);
+      T* d = o.dropout > 0 ? dp + r * tk : nullptr;
+      if (tk == 32)
+        softmax_backward_row<T, 32>(c, pp + r * tk, gp + r * tk, gs + r * tk, d, tk, scale, o, kt, inv_keep);
+      else
+        softmax_backward_row<T, 0>(c, pp + r * tk, gp + r * tk, gs + r * tk, d, tk, scale, o, kt, inv_keep);
     }
   });
 }
