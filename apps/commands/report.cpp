@@ -109,6 +109,7 @@ void run(const ReportArgs& a) {
       {"precision/mt/multi30k", [&] { return PrecisionReport(a, "mt", "multi30k", {1, {"layernorm"}}).table(); }},
       {"bench/bf16", [&] { return format_bf16_bench_records(fs::path(a.registry) / "bench"); }},
       {"gpu/checks", [&] { return format_gpu_check_records(fs::path(a.registry) / "gpu"); }},
+      {"gpu/bench", [&] { return format_gpu_bench_records(fs::path(a.registry) / "gpu"); }},
   };
   auto generate = [&](const std::string& name) {
     auto it = blocks.find(name);

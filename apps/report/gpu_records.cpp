@@ -90,7 +90,54 @@ std::string bench(const fs::path& f) {
   }
 }
 
+// "median [min–max]" of a bench side's step_ms.
+std::string spread(const json& side) {
+  const json& t = side.at("step_ms");
+  return format_fixed(t.at("median").get<double>(), 2) + " [" + format_fixed(t.at("min").get<double>(), 2) + "–" +
+         format_fixed(t.at("max").get<double>(), 2) + "]";
+}
+
 }  // namespace
+
+std::string format_gpu_bench_records(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".json" && e.path().filename().string().rfind("bench-", 0) == 0)
+        files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return "no records yet (gpu/<session>/bench-*.json in the registry)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const fs::path& f : files) {
+    try {
+      const json j = read_json(f);
+      const json& s = j.at("settings");
+      const json& r = j.at("runs").at(0);
+      const bool bf16 = r.contains("normlab_float32");
+      const double n = r.at("normlab").at("step_ms").at("median").get<double>();
+      const json& p = r.at("pytorch").at("step_ms");
+      const std::string layers = s.contains("decoder_layers") && j.value("task", "") == "mt"
+                                     ? std::to_string(s.value("encoder_layers", 0)) + "+" +
+                                           std::to_string(s.value("decoder_layers", 0))
+                                     : std::to_string(s.value("encoder_layers", 0));
+      rows.push_back({fs::relative(f, dir).generic_string(), s.value("device", "?"),
+                      j.value("task", "?") + ", d_model " + std::to_string(s.value("d_model", 0)) + ", " + layers +
+                          " layers, " + std::to_string(s.value("bench_batch", 0)) + " x " +
+                          std::to_string(s.value("bench_len", 0)) + " tokens",
+                      bf16 ? "bf16 (PyTorch autocast)" : "float32", spread(r.at("normlab")), spread(r.at("pytorch")),
+                      format_fixed(n / p.at("median").get<double>(), 2) + "×",
+                      format_fixed(n / p.at("min").get<double>(), 2) + "×",
+                      bf16 ? format_fixed(r["normlab_float32"].at("step_ms").at("median").get<double>(), 2) : "—"});
+    } catch (const json::exception& e) {
+      throw std::runtime_error(f.string() + ": not a `normlab bench --json` record (" + e.what() + ")");
+    }
+  }
+  return markdown_table({"record", "device", "model, batch", "precision", "normlab ms median [min–max]",
+                         "PyTorch ms median [min–max]", "median / median", "normlab median / PyTorch min",
+                         "normlab float32 ms (same rounds)"},
+                        rows, {Align::Left, Align::Left, Align::Left, Align::Left, Align::Right, Align::Right,
+                               Align::Right, Align::Right, Align::Right});
+}
 
 std::string format_gpu_check_records(const fs::path& dir) {
   std::vector<fs::path> folders;

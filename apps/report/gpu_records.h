@@ -18,4 +18,12 @@ namespace nlapp {
 /// none. Throws std::runtime_error naming a file that cannot be read as the record it should be.
 std::string format_gpu_check_records(const std::filesystem::path& dir);
 
+/// A markdown table, one row per `bench-*.json` under `dir` (recursively, sorted by path; gpu-check's own
+/// bench-transformer*.json and any `normlab --device cuda bench ... --json` record put there): the device,
+/// the model (task, d_model, layers, batch), the precision, normlab's and PyTorch's ms per step (median and
+/// min–max over all timed steps), the ratio of the medians, normlab's median over PyTorch's fastest step
+/// (the ratio least favourable to normlab), and normlab float32's median in the same rounds of a --bf16 run.
+/// Throws std::runtime_error naming a file that is not a bench record.
+std::string format_gpu_bench_records(const std::filesystem::path& dir);
+
 }  // namespace nlapp

@@ -66,3 +66,23 @@ TEST_CASE("gpu records: a broken record names its file", "[report][gpu]") {
   std::ofstream(td.path / "s" / "op-check.json") << "{broken";
   CHECK_THROWS_WITH(format_gpu_check_records(td.path), Contains("op-check.json") && Contains("not valid JSON"));
 }
+
+TEST_CASE("gpu bench records: one row per bench-*.json, with PyTorch's spread", "[report][gpu]") {
+  const nltest::TempDir td("gpu-bench-records");
+  const fs::path d = td.path / "gpu";
+  CHECK_THAT(format_gpu_bench_records(d), Contains("no records"));
+  fs::create_directories(d / "s" / "bench");
+  std::ofstream(d / "s" / "bench" / "bench-iwslt-bf16.json")
+      << R"({"task": "mt", "settings": {"device": "cuda:0", "d_model": 512, "encoder_layers": 6, "decoder_layers": 6,
+             "bench_batch": 128, "bench_len": 32},
+             "runs": [{"normlab": {"step_ms": {"median": 18.5, "min": 18.4, "max": 19.0}},
+                       "normlab_float32": {"step_ms": {"median": 35.2, "min": 34.8, "max": 35.5}},
+                       "pytorch": {"step_ms": {"median": 57.0, "min": 37.0, "max": 105.5}}}]})";
+  const std::string t = format_gpu_bench_records(d);
+  CHECK_THAT(t, Contains("s/bench/bench-iwslt-bf16.json") && Contains("cuda:0"));
+  CHECK_THAT(t, Contains("mt, d_model 512, 6+6 layers, 128 x 32 tokens") && Contains("bf16 (PyTorch autocast)"));
+  CHECK_THAT(t, Contains("18.50 [18.40–19.00]") && Contains("57.00 [37.00–105.50]"));
+  CHECK_THAT(t, Contains("0.32×") && Contains("0.50×") && Contains("35.20"));  // 18.5/57, 18.5/37
+  std::ofstream(d / "s" / "bench-broken.json") << R"({"runs": [{}]})";
+  CHECK_THROWS_WITH(format_gpu_bench_records(d), Contains("bench-broken.json"));
+}
