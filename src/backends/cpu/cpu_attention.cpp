@@ -56,10 +56,11 @@ RowCtx<T> row_ctx(int64_t r, const T* kpm, const T* am, const AttentionKernelOpt
 }
 // Dropout multiplier of element j: `kept` (1 / (1 - p)) when T(uniform01) > T(p), tested on integers
 // (cpu::KeepTest), else 0; 1 without dropout.
+// m: the counter's product (cpu::counter_word_at), which the row's loop advances by cpu::kCounterMul.
 template <typename T>
-T keep_scale(const RowCtx<T>& c, int64_t j, bool drop, uint64_t key, uint64_t thr, T kept) {
+T keep_scale(uint64_t m, bool drop, uint64_t key, uint64_t thr, T kept) {
   if (!drop) return T(1);
-  return cpu::counter_word(key, c.ctr + (uint64_t)j) >= thr ? kept : T(0);
+  return cpu::counter_word_at(key, m) >= thr ? kept : T(0);
 }
 
 // One row of the forward: p = softmax(scale * s + mask) over the visible keys (0 for blocked ones), and
@@ -105,8 +106,12 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
 #pragma omp simd
   for (int64_t j = 0; j < tk; ++j) p[j] *= inv;
   if (d) {
-#pragma omp simd
-    for (int64_t j = 0; j < tk; ++j) d[j] = p[j] * keep_scale(c, j, drop, key, thr, kept);
+    uint64_t mc = c.ctr * cpu::kCounterMul;
+#pragma omp simd linear(mc : cpu::kCounterMul)
+    for (int64_t j = 0; j < tk; ++j) {
+      d[j] = p[j] * keep_scale(mc, drop, key, thr, kept);
+      mc += cpu::kCounterMul;
+    }
   }
 }
 // One row of the backward: ds = scale * p * (dP - Σ p dP) with dP = g * keep, and the dropped weights
@@ -121,11 +126,13 @@ void softmax_backward_row(const RowCtx<T>& c, const T* p, const T* g, T* ds, T* 
   if (o.dropout > 0) {
     const uint64_t key = kt.key, thr = kt.threshold;  // locals for the omp simd loop (no gathers)
     const T kept = kt.kept_scale(inv_keep);
-#pragma omp simd
+    uint64_t mc = c.ctr * cpu::kCounterMul;
+#pragma omp simd linear(mc : cpu::kCounterMul)
     for (int64_t j = 0; j < tk; ++j) {
-      const T keep = keep_scale(c, j, true, key, thr, kept);
+      const T keep = keep_scale(mc, true, key, thr, kept);
       d[j] = p[j] * keep;
       ds[j] = g[j] * keep;
+      mc += cpu::kCounterMul;
     }
   } else {
 #pragma omp simd

@@ -2,6 +2,7 @@
 // regenerated from the counter-based stream (counter_rng.h). Compiled with -ffp-contract=off (CMakeLists.txt):
 // residual + x * scale must be rounded as the two ops apart (a multiply, then an add), never as one fused
 // multiply-add, so that dropout_add gives the bits of dropout followed by add (a test compares them).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -34,12 +35,26 @@ void dropout_kernel(const char* name, const Desc& out, const Desc& residual, con
     const cpu::KeepTest kt = cpu::KeepTest::make<double>(seed, p);
     const T kept = kt.kept_scale(scale);
     const uint64_t key = kt.key, thr = kt.threshold;
-    if (add) {
+    // Blocks of consecutive counters, each with its own counter product m (counter_word_at).
+    constexpr int64_t kBlock = 4096;
+    const int64_t nb = (n + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-      for (int64_t i = 0; i < n; ++i) o[i] = r[i] + x[i] * (cpu::counter_word(key, offset + (uint64_t)i) >= thr ? kept : T(0));
-    } else {
-#pragma omp parallel for schedule(static) if (n >= kParallelGrain)
-      for (int64_t i = 0; i < n; ++i) o[i] = x[i] * (cpu::counter_word(key, offset + (uint64_t)i) >= thr ? kept : T(0));
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t i0 = b * kBlock, i1 = std::min(n, i0 + kBlock);
+      uint64_t m = (offset + (uint64_t)i0) * cpu::kCounterMul;
+      if (add) {
+#pragma omp simd linear(m : cpu::kCounterMul)
+        for (int64_t i = i0; i < i1; ++i) {
+          o[i] = r[i] + x[i] * (cpu::counter_word_at(key, m) >= thr ? kept : T(0));
+          m += cpu::kCounterMul;
+        }
+      } else {
+#pragma omp simd linear(m : cpu::kCounterMul)
+        for (int64_t i = i0; i < i1; ++i) {
+          o[i] = x[i] * (cpu::counter_word_at(key, m) >= thr ? kept : T(0));
+          m += cpu::kCounterMul;
+        }
+      }
     }
   });
 }

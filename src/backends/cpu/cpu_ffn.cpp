@@ -55,16 +55,18 @@ void CpuBackend::bias_relu_dropout(const Desc& out, const Desc& x, const Desc& b
       auto row = [&](auto has_bias, auto drop, int64_t r) {
         const T* xr = xp + r * N;
         auto* o = op + r * N;
-        const uint64_t c0 = offset + (uint64_t)(r * N), rkey = key, rthr = thr;  // locals: no per-lane gathers
+        const uint64_t rkey = key, rthr = thr;  // locals: no per-lane gathers
+        uint64_t m = (offset + (uint64_t)(r * N)) * cpu::kCounterMul;  // counter_word_at's product
         const T rkept = kept;
-#pragma omp simd
+#pragma omp simd linear(m : cpu::kCounterMul)
         for (int64_t j = 0; j < N; ++j) {
           T v = xr[j];
           if constexpr (decltype(has_bias)::value) v += bp[j];
           T a = v < T(0) ? T(0) : v;  // NaN stays NaN (PyTorch)
           if constexpr (decltype(drop)::value)
-            a = a * (cpu::counter_word(rkey, c0 + (uint64_t)j) >= rthr ? rkept : T(0));  // a dropped NaN stays NaN
+            a = a * (cpu::counter_word_at(rkey, m) >= rthr ? rkept : T(0));  // a dropped NaN stays NaN
           store(o, j, a);
+          m += cpu::kCounterMul;
         }
       };
       using Y = std::true_type;
