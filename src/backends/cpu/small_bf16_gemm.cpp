@@ -141,40 +141,42 @@ NL_BF16_TARGET inline void tile(int64_t K2, PairRows A, int64_t i0, const u16* B
 }
 
 // C rows [i0, i0 + R), columns [j, j + cols) from the accumulators: alpha · acc + beta · C, in C's dtype
-// (a bfloat16 C rounded once, round_avx512bf16).
-NL_BF16_TARGET void store_tile(const MixedGemm& g, void* C, int64_t i0, int R, int64_t j, int64_t cols,
-                               const __m512* acc) {
+// (a bfloat16 C rounded once, round_avx512bf16). Bf16 / Beta: C's dtype and whether beta != 0, compiled
+// apart so that the row loop has no branches.
+template <bool Bf16, bool Beta>
+NL_BF16_TARGET inline __attribute__((always_inline)) void store_tile(const MixedGemm& g, void* C, int64_t i0, int R,
+                                                                     int64_t j, int64_t cols, const __m512* acc) {
   const __m512 va = _mm512_set1_ps((float)g.alpha), vb = _mm512_set1_ps((float)g.beta);
   const __mmask16 m[2] = {mask16(cols), mask16(cols - 16)};
-  const bool bf16 = g.c == DType::BFloat16;
+  const int nv = cols > 16 ? 2 : 1;
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < 2 && v * 16 < cols; ++v) {
+    for (int v = 0; v < nv; ++v) {
       const int64_t off = (i0 + r) * g.ldc + j + 16 * v;
       __m512 x = _mm512_mul_ps(va, acc[r * 2 + v]);
-      if (bf16) {
+      if constexpr (Bf16) {
         u16* c = static_cast<u16*>(C) + off;
-        if (g.beta != 0.0) {  // the old bfloat16 values widened exactly: bits << 16
+        if constexpr (Beta) {  // the old bfloat16 values widened exactly: bits << 16
           const __m512i old = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m[v], c)), 16);
           x = _mm512_fmadd_ps(vb, _mm512_castsi512_ps(old), x);
         }
         _mm256_mask_storeu_epi16(c, m[v], round_avx512bf16(x));
       } else {
         float* c = static_cast<float*>(C) + off;
-        if (g.beta != 0.0) x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m[v], c), x);
+        if constexpr (Beta) x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m[v], c), x);
         _mm512_mask_storeu_ps(c, m[v], x);
       }
     }
 }
 
 // All M rows of one column strip [j, j + 32) (V = 1: the strip has at most 16 columns).
-template <int V>
+template <int V, bool Bf16, bool Beta>
 NL_BF16_TARGET void strip(const MixedGemm& g, int64_t K2, PairRows A, const u16* Bp, int64_t Np, void* C, int64_t j) {
   const int64_t cols = std::min<int64_t>(g.N - j, 32);
   __m512 acc[2 * kRows];
   int64_t i = 0;
   for (; i + kRows <= g.M; i += kRows) {
     tile<kRows, V>(K2, A, i, Bp + 2 * j, Np, acc);
-    store_tile(g, C, i, kRows, j, cols, acc);
+    store_tile<Bf16, Beta>(g, C, i, kRows, j, cols, acc);
   }
   const int rest = (int)(g.M - i);
   switch (rest) {
@@ -187,7 +189,7 @@ NL_BF16_TARGET void strip(const MixedGemm& g, int64_t K2, PairRows A, const u16*
     case 1: tile<1, V>(K2, A, i, Bp + 2 * j, Np, acc); break;
     default: return;
   }
-  store_tile(g, C, i, rest, j, cols, acc);
+  store_tile<Bf16, Beta>(g, C, i, rest, j, cols, acc);
 }
 
 // The block of `rows` rows of `bytes` bytes at p (rows `ld` bytes apart) into the caches; `write` for
@@ -213,7 +215,8 @@ NL_BF16_TARGET void run_products(const MixedGemm& g, int64_t n0, int64_t n1) {
   if (bscratch.size() < (size_t)(K2 * Np * 2)) bscratch.resize((size_t)(K2 * Np * 2));
   const bool pack_a = g.A.trans || g.K % 2 != 0;  // else A's rows are read in place, a pair per word
   if (pack_a && ascratch.size() < (size_t)(K2 * Mp * 2)) ascratch.resize((size_t)(K2 * Mp * 2));
-  const size_t csize = g.c == DType::BFloat16 ? 2 : 4;
+  const bool bf16 = g.c == DType::BFloat16, beta = g.beta != 0.0;
+  const size_t csize = bf16 ? 2 : 4;
   for (int64_t n = n0; n < n1; ++n) {
     const int64_t o = n / g.batch, b = n % g.batch;
     const u16* a = mat(g.A, o, b);
@@ -244,10 +247,15 @@ NL_BF16_TARGET void run_products(const MixedGemm& g, int64_t n0, int64_t n1) {
       A = {ap, 2 * K2, 2};
     }
     for (int64_t j = 0; j < g.N; j += 32) {
-      if (g.N - j > 16)
-        strip<2>(g, K2, A, Bp, Np, c, j);
+      const bool wide = g.N - j > 16;
+      if (bf16 && beta)
+        wide ? strip<2, true, true>(g, K2, A, Bp, Np, c, j) : strip<1, true, true>(g, K2, A, Bp, Np, c, j);
+      else if (bf16)
+        wide ? strip<2, true, false>(g, K2, A, Bp, Np, c, j) : strip<1, true, false>(g, K2, A, Bp, Np, c, j);
+      else if (beta)
+        wide ? strip<2, false, true>(g, K2, A, Bp, Np, c, j) : strip<1, false, true>(g, K2, A, Bp, Np, c, j);
       else
-        strip<1>(g, K2, A, Bp, Np, c, j);
+        wide ? strip<2, false, false>(g, K2, A, Bp, Np, c, j) : strip<1, false, false>(g, K2, A, Bp, Np, c, j);
     }
   }
 }
