@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 #include <limits>
 #include <random>
 
@@ -64,4 +66,56 @@ TEST_CASE("float32 softmax and label-smoothed cross-entropy agree with float64 o
   }
   CHECK(ws < 1e-6);
   CHECK(wl < 1e-4);
+}
+
+namespace {
+// lane_sum's documented order, written out: lane l sums the terms i ≡ l (mod 16) of the full blocks in
+// order, the tail's terms go to lanes 0.., then lane l += lane l + w for w = 8, 4, 2, 1. `fused`: each term
+// added as one fused multiply-add of a[i] and b[i] (lane_dot on a CPU with FMA).
+float lane_reference(int64_t n, const float* a, const float* b, bool fused) {
+  float acc[16] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    float& s = acc[i % 16];
+    s = b ? (fused ? std::fma(a[i], b[i], s) : s + a[i] * b[i]) : s + a[i];
+  }
+  for (int w = 8; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  return acc[0];
+}
+bool same_bits(float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+}  // namespace
+
+TEST_CASE("lane sums: the documented 16-lane order, bit for bit, for every row length and tail", "[vec_math]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> a(200), b(200);
+  // magnitudes far apart, so that a different order of additions gives different bits
+  for (size_t i = 0; i < a.size(); ++i) a[i] = u(rng) * std::ldexp(1.0f, (int)(i * 7 % 40) - 20), b[i] = u(rng);
+  a[5] = -0.0f;
+#if defined(__AVX512F__)
+  const bool fused = true;  // lane_dot adds each product with one fused multiply-add
+#else
+  const bool fused = false;
+#endif
+  for (int64_t n = 0; n <= 80; ++n)
+    for (int64_t off : {0, 1, 3}) {  // rows at addresses not aligned to a vector
+      const float *pa = a.data() + off, *pb = b.data() + off;
+      INFO("n = " << n << ", offset " << off);
+      const float ref_sum = lane_reference(n, pa, nullptr, false);
+      CHECK(same_bits(cpu::lane_sum<float>(n, [&](int64_t j) { return pa[j]; }), ref_sum));
+      CHECK(same_bits(cpu::lane_sum_of<float>(n, pa), ref_sum));
+#if defined(__AVX512F__) || !defined(__FMA__)
+      CHECK(same_bits(cpu::lane_dot<float>(n, pa, pb), lane_reference(n, pa, pb, fused)));
+#endif
+    }
+  // a row of negative zeros sums to +0 as the lanes start at +0 (as lane_sum); non-finite rows keep their
+  // IEEE results
+  const std::vector<float> nz(37, -0.0f);
+  CHECK(same_bits(cpu::lane_sum_of<float>(37, nz.data()), cpu::lane_sum<float>(37, [&](int64_t j) { return nz[j]; })));
+  std::vector<float> w(37, 1.0f);
+  w[33] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(std::isnan(cpu::lane_sum_of<float>(37, w.data())));
+  CHECK(std::isnan(cpu::lane_dot<float>(37, w.data(), w.data())));
+  w[33] = std::numeric_limits<float>::infinity();
+  CHECK(cpu::lane_sum_of<float>(37, w.data()) == std::numeric_limits<float>::infinity());
 }

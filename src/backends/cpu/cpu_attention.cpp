@@ -100,7 +100,7 @@ void softmax_row(const RowCtx<T>& c, const T* s, T* p, T* __restrict d, int64_t 
     const T e = cpu::vexp(T(l - m));
     p[j] = b ? T(0) : e;
   }
-  const T sum = cpu::lane_sum<T>(jmax, [&](int64_t j) { return p[j]; });
+  const T sum = cpu::lane_sum_of<T>(jmax, p);
   for (int64_t j = jmax; j < tk; ++j) p[j] = T(0);  // past the causal limit
   const T inv = sum > 0 ? T(1) / sum : T(0);  // every key blocked: zero weights
 #pragma omp simd
@@ -138,7 +138,7 @@ void softmax_backward_row(const RowCtx<T>& c, const T* p, const T* g, T* ds, T* 
 #pragma omp simd
     for (int64_t j = 0; j < tk; ++j) ds[j] = g[j];
   }
-  const T dd = cpu::lane_sum<T>(tk, [&](int64_t j) { return p[j] * ds[j]; });
+  const T dd = cpu::lane_dot<T>(tk, p, ds);
 #pragma omp simd
   for (int64_t j = 0; j < tk; ++j) ds[j] = scale * p[j] * (ds[j] - dd);
 }

@@ -45,7 +45,7 @@ double row_exp_sum(const X* x, T* p, int64_t C, T& m, double* sum_x = nullptr) {
     if (p) {
 #pragma omp simd
       for (int64_t c = 0; c < C; ++c) p[c] = cpu::vexp(T(load(x, c) - mx));
-      s = (double)cpu::lane_sum<T>(C, [&](int64_t c) { return p[c]; });
+      s = (double)cpu::lane_sum_of<T>(C, p);
     } else {
       s = (double)cpu::lane_sum<T>(C, [&](int64_t c) { return cpu::vexp(T(load(x, c) - mx)); });
     }

@@ -7,6 +7,10 @@
 // stays std::exp, so float64 gradchecks keep full accuracy.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace nl::cpu {
 
@@ -38,6 +42,29 @@ inline float vexp(float x) {
 /// e^x for double: std::exp (full precision for float64 checks).
 inline double vexp(double x) { return std::exp(x); }
 
+#if defined(__AVX512F__)
+/// lane_tree of 16 float lanes held in a register.
+inline float lane_tree(__m512 v) {
+  const __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  const __m128 a4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
+  const __m128 a2 = _mm_add_ps(a4, _mm_movehl_ps(a4, a4));
+  return _mm_cvtss_f32(_mm_add_ss(a2, _mm_shuffle_ps(a2, a2, 1)));
+}
+#endif
+/// The 16 lanes of lane_sum added in its fixed tree: lane l += lane l + w for w = 8, 4, 2, 1; lane 0 is the
+/// sum. For float with AVX-512 the tree runs on the register's halves (the same pairs in the same order): as a
+/// loop over the array, GCC stored the register and read its halves back, each read stalling on the store
+/// (the attention's softmax backward rows: 0.088 -> 0.049 ms per [64 x 4 x 32 x 32] call, Zen 4).
+template <typename T>
+inline T lane_tree(T (&acc)[16]) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) return lane_tree(_mm512_loadu_ps(acc));
+#endif
+  for (int w = 8; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  return acc[0];
+}
+
 /// Σ term(i) for i in [0, n) in 16 fixed lanes (lane l sums the i ≡ l (mod 16), the tail goes to the first
 /// lanes, the lanes are added in a fixed tree): the order depends on n alone, never on the data's address.
 /// `omp simd reduction` may peel a loop for alignment, so the same float32 row summed at two addresses
@@ -51,9 +78,47 @@ T lane_sum(int64_t n, Term&& term) {
   for (; i + L <= n; i += L)
     for (int l = 0; l < L; ++l) acc[l] += term(i + l);
   for (int l = 0; i + l < n; ++l) acc[l] += term(i + l);
-  for (int w = L / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
-  return acc[0];
+  return lane_tree(acc);
+}
+
+/// lane_sum(n, a[j]) with the same lanes, order and bits. For float with AVX-512 the row is read by vector
+/// loads and the tail by one masked load, the lanes past n left as they are: no scalar tail, whose stores
+/// into the lanes stalled the tree's vector read (rows of a length that is not a multiple of 16 cost 3-4x
+/// more per element).
+template <typename T>
+inline T lane_sum_of(int64_t n, const T* a) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) {
+    __m512 acc = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) acc = _mm512_add_ps(acc, _mm512_loadu_ps(a + i));
+    if (i < n) {
+      const __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+      acc = _mm512_mask_add_ps(acc, k, acc, _mm512_maskz_loadu_ps(k, a + i));
+    }
+    return lane_tree(acc);
+  }
+#endif
+  return lane_sum<T>(n, [&](int64_t j) { return a[j]; });
+}
+
+/// lane_sum(n, a[j] * b[j]) likewise. Each lane adds a[j]·b[j] as one fused multiply-add, as GCC contracts
+/// the generic loop wherever the target has FMA (AVX-512 implies it), so the same bits as lane_sum there.
+template <typename T>
+inline T lane_dot(int64_t n, const T* a, const T* b) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) {
+    __m512 acc = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+    if (i < n) {
+      const __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+      acc = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i), acc, k);
+    }
+    return lane_tree(acc);
+  }
+#endif
+  return lane_sum<T>(n, [&](int64_t j) { return a[j] * b[j]; });
 }
 
 }  // namespace nl::cpu
