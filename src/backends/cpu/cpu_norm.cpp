@@ -102,9 +102,7 @@ void row_pass(int64_t H, const T* __restrict xr, const T* __restrict gr, const T
     for (int l = 0; l < L; ++l) step(i0 + l, l);
   }
   for (int l = 0; i0 + l < H; ++l) step(i0 + l, l);  // the tail into the first lanes, as cpu::lane_sum
-  for (int w = L / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) acc_g[l] += acc_g[l + w], acc_s[l] += acc_s[l + w];
-  gsum = acc_g[0], S = acc_s[0];
+  gsum = cpu::lane_tree(acc_g), S = cpu::lane_tree(acc_s);  // lane_sum's tree (on registers for float32)
 }
 }  // namespace
 
