@@ -137,7 +137,9 @@ class Backend {
 
   // ---- reductions ----
   /// Reduces `in` over its trailing `nreduce` dims into contiguous `out` (numel = product of leading dims).
-  /// ArgMax writes int64; Max/Min/ArgMax over an empty dim throw std::invalid_argument.
+  /// `out` has in's dtype, except: ArgMax writes int64, and Sum / Mean of a bfloat16 `in` write float32 (a
+  /// bias gradient under autocast; the terms widened exactly and summed with at least float32 accuracy). Max/Min/ArgMax
+  /// over an empty dim throw std::invalid_argument; other ops on bfloat16 throw it naming the op.
   virtual void reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) = 0;
 
   // ---- row gathers / scatters (embedding, gather) ----

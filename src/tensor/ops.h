@@ -89,8 +89,8 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 /// Sums a broadcast result back to `shape` (the adjoint of expand).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 /// Σ over the rows of a matrix [R, C] -> [C] (a bias gradient): sum(m, {0}) for float32/float64; for
-/// bfloat16 m the product of a row of ones with m, accumulated in float32 into a float32 result (one read
-/// of m, no float32 copy of it). Throws std::invalid_argument unless m is 2-d.
+/// bfloat16 m a float32 result, the terms widened exactly and summed in float32 blocks of 16 rows added to
+/// double on the CPU (one read of m, no float32 copy of a row-major m; Backend::reduce). Throws std::invalid_argument unless m is 2-d.
 Tensor sum_rows(const Tensor& m);
 Tensor reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim);
 

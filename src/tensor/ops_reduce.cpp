@@ -83,8 +83,9 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 Tensor sum_rows(const Tensor& m) {
   if (m.dim() != 2) throw std::invalid_argument("sum_rows: expects a matrix [R, C], got " + shape_str(m.shape()));
   if (m.dtype() != DType::BFloat16) return sum(m, {0});
-  const Tensor ones = Tensor::ones({1, m.size(0)}, DType::Float32, m.device()).to(DType::BFloat16);
-  return matmul(ones, m).view({m.size(1)});
+  Tensor out = Tensor::empty({m.size(1)}, DType::Float32, m.device());
+  backend_for(m.device().type).reduce(ReduceOp::Sum, out.desc(), m.transpose(0, 1).desc(), 1);
+  return out;
 }
 
 }  // namespace nl

@@ -103,3 +103,15 @@ TEST_CASE("TF32 is off by default for float32 products and the switch turns it o
   CHECK(e <= 1e-4);
   CHECK(e > 1e-9);  // it did change the arithmetic (TF32 inputs are rounded)
 }
+
+TEST_CASE("sum_rows of a bfloat16 matrix on the GPU: float32 sums that match the CPU's", "[cuda][bf16]") {
+  manual_seed(28);
+  const Tensor m = Tensor::randn({1000, 37}).to(DType::BFloat16);
+  const Tensor cpu = sum_rows(m), gpu = sum_rows(m.to(kGpu));
+  REQUIRE(gpu.dtype() == DType::Float32);
+  REQUIRE(gpu.shape() == Shape{37});
+  nltest::check_close(gpu, cpu);  // both sum the widened values in double (float32 NMSE)
+  Tensor out = Tensor::empty({37}, DType::Float32, kGpu);
+  CHECK_THROWS_AS(backend_for(DeviceType::CUDA).reduce(ReduceOp::Max, out.desc(), m.to(kGpu).transpose(0, 1).desc(), 1),
+                  std::invalid_argument);
+}

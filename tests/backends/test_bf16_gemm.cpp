@@ -296,25 +296,40 @@ TEST_CASE("bf16 gemm: the attention's per-head grid (heads-last layout, scaled s
   }
 }
 
-TEST_CASE("bf16 gemm: sum_rows of a bfloat16 matrix is the float32 sum of its values (a product with ones)",
-          "[bf16][gemm]") {
-  NL_SKIP_WITHOUT_ONEDNN();
-  // Small integers (exact in bfloat16 and in every float32 partial sum): the sums are exact.
+TEST_CASE("sum_rows of a bfloat16 matrix: float32 sums of its widened values within 16-row block rounding",
+          "[bf16][reduce]") {
+  // Values with fractional bits, so that a float32 running sum would round differently from the double one.
   const int64_t R = 1000, C = 37;
   std::vector<float> v((size_t)(R * C));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = (float)((int64_t)(i * 7919 % 61) - 30);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = (float)((int64_t)(i * 7919 % 61) - 30) * 0.3f + 1e-3f * (float)(i % 7);
   const Tensor m = Tensor::from_vector(v, {R, C}).to(DType::BFloat16);
-  const Tensor s = sum_rows(m);
+  const std::vector<float> mv = m.to(DType::Float32).to_vector<float>();  // the bfloat16 values, widened
+  auto want = [&](int64_t c) {
+    double s = 0;
+    for (int64_t r = 0; r < R; ++r) s += mv[(size_t)(r * C + c)];
+    return s;
+  };
+  // float32 blocks of 16 rows: each block's sum rounded at most 16 times, then added in double
+  auto bound = [&](int64_t c) {
+    double a = 0;
+    for (int64_t r = 0; r < R; ++r) a += std::fabs(mv[(size_t)(r * C + c)]);
+    return 16 * std::ldexp(a, -24) + std::ldexp(std::fabs(want(c)), -24);
+  };
+  const Tensor s = sum_rows(m);  // row-major: the column-sum path
   REQUIRE(s.dtype() == DType::Float32);
   REQUIRE(s.shape() == Shape{C});
   const std::vector<float> got = s.to_vector<float>();
-  for (int64_t c = 0; c < C; ++c) {
-    double want = 0;
-    for (int64_t r = 0; r < R; ++r) want += v[(size_t)(r * C + c)];
-    CHECK(got[(size_t)c] == want);
-  }
+  for (int64_t c = 0; c < C; ++c) CHECK(std::fabs(got[(size_t)c] - want(c)) <= bound(c));
+  // a transposed view (not row-major): widened to float32, then reduced; the same sums
+  const Tensor mt = Tensor::from_vector(v, {R, C}).to(DType::BFloat16).transpose(0, 1).contiguous().transpose(0, 1);
+  const std::vector<float> got_t = sum_rows(mt).to_vector<float>();
+  for (int64_t c = 0; c < C; ++c) CHECK(std::fabs(got_t[(size_t)c] - want(c)) <= bound(c));
   CHECK(sum_rows(Tensor::ones({3, 2}, DType::Float64)).to_vector<double>() == std::vector<double>{3, 3});
   CHECK_THROWS_AS(sum_rows(Tensor::ones({3}, DType::Float32)), std::invalid_argument);
+  // the backend's bfloat16 reductions: sums and means into float32, nothing else
+  Tensor out = Tensor::empty({C}, DType::Float32);
+  CHECK_THROWS_WITH(backend_for(DeviceType::CPU).reduce(ReduceOp::Max, out.desc(), m.transpose(0, 1).desc(), 1),
+                    Catch::Matchers::Contains("max: does not take bfloat16"));
 }
 
 TEST_CASE("bf16 gemm: bad arguments are refused before any product runs", "[bf16][gemm]") {

@@ -2,14 +2,57 @@
 // Sums accumulate in double. Rows (outputs) are split across OpenMP threads.
 #include <cmath>
 #include <limits>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
+#include "backends/cpu/row_chunks.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
 #include "backends/cpu/threads.h"
 
 namespace nl {
+
+namespace {
+// Sum / Mean of a bfloat16 view into float32 `out` (Backend::reduce). Column sums of a row-major matrix
+// (a bias gradient: the reduced dims lead in memory) read the rows once, each value widened exactly and
+// added in float32 blocks of 16 rows that join double sums (cpu::ColumnSums); any other view is widened to
+// a float32 copy first and reduced as float32.
+void reduce_bf16(CpuBackend& be, ReduceOp op, const Desc& out, const Desc& in, int nreduce, int64_t outer,
+                 int64_t inner) {
+  if ((op != ReduceOp::Sum && op != ReduceOp::Mean) || out.dtype != DType::Float32)
+    throw no_bf16_error(reduce_name(op));  // sums into float32 only (sum_rows)
+  const int nouter = in.ndim - nreduce;
+  const bool columns = nouter == 1 && nreduce == 1 && in.strides[0] == 1 && in.strides[1] == outer;
+  float* o = static_cast<float*>(out.data);
+  const double scale = op == ReduceOp::Mean ? 1.0 / (double)inner : 1.0;
+  if (columns) {
+    const uint16_t* x = static_cast<const uint16_t*>(in.data);
+    std::vector<double> acc((size_t)outer, 0.0);
+    cpu::ColumnSums<float> cols(acc.data(), outer);  // float32 blocks of 16 rows added to double
+    for (int64_t i = 0; i < inner; ++i) {
+      const uint16_t* xr = x + i * outer;
+      float* a = cols.row();
+#pragma omp simd
+      for (int64_t j = 0; j < outer; ++j) a[j] += bf16_bits_to_float(xr[j]);
+      cols.next();
+    }
+    cols.finish();
+    for (int64_t j = 0; j < outer; ++j) o[j] = (float)(acc[(size_t)j] * scale);
+    return;
+  }
+  std::vector<float> wide((size_t)in.numel());
+  Desc w = in;
+  w.dtype = DType::Float32;
+  w.data = wide.data();
+  for (int64_t d = in.ndim - 1, stride = 1; d >= 0; --d) {
+    w.strides[d] = stride;
+    stride *= in.shape[d];
+  }
+  be.copy(w, in);
+  be.reduce(op, out, w, nreduce);
+}
+}  // namespace
 
 void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduce) {
   prof::Scope prof_scope(prof::Cat::Reduce);
@@ -19,6 +62,7 @@ void CpuBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nreduc
   for (int i = nouter; i < in.ndim; ++i) inner *= in.shape[i];
   if (inner == 0 && (op == ReduceOp::Max || op == ReduceOp::Min || op == ReduceOp::ArgMax))
     throw std::invalid_argument("max/min/argmax over an empty dimension");
+  if (in.dtype == DType::BFloat16) return reduce_bf16(*this, op, out, in, nreduce, outer, inner);
   // Inner dims coalesced into one stride when possible.
   bool inner_flat = true;
   int64_t inner_stride = nreduce ? in.strides[in.ndim - 1] : 1;

@@ -44,11 +44,15 @@ inline double vexp(double x) { return std::exp(x); }
 
 #if defined(__AVX512F__)
 /// lane_tree of 16 float lanes held in a register.
+/// Full-width shuffles (GCC's vector extension; the half-register extract intrinsics warn of an
+/// uninitialised operand where GCC 12 inlines them, GCC bug 105593) bring lane l + w onto lane l; the lanes
+/// above w then hold sums nobody reads.
 inline float lane_tree(__m512 v) {
-  const __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-  const __m128 a4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
-  const __m128 a2 = _mm_add_ps(a4, _mm_movehl_ps(a4, a4));
-  return _mm_cvtss_f32(_mm_add_ss(a2, _mm_shuffle_ps(a2, a2, 1)));
+  v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);  // w = 8
+  v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);              // w = 4
+  v += __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);              // w = 2
+  v += __builtin_shufflevector(v, v, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);              // w = 1
+  return v[0];
 }
 #endif
 /// The 16 lanes of lane_sum added in its fixed tree: lane l += lane l + w for w = 8, 4, 2, 1; lane 0 is the

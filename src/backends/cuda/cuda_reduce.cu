@@ -171,8 +171,22 @@ void CudaBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nredu
   if (inner == 0 && (op == ReduceOp::Max || op == ReduceOp::Min || op == ReduceOp::ArgMax))
     throw std::invalid_argument("max/min/argmax over an empty dimension");
   if (outer == 0) return;
-  DeviceContext& c = context(in.device_index);
   const int dev = in.device_index;
+  if (in.dtype == DType::BFloat16) {  // sums of bfloat16 into float32 (Backend::reduce): through a float32 copy
+    if ((op != ReduceOp::Sum && op != ReduceOp::Mean) || out.dtype != DType::Float32)
+      throw no_bf16_error(reduce_name(op));  // sums into float32 only (sum_rows)
+    composite::Scratch wide(*this, DType::Float32, dev, std::initializer_list<int64_t>{in.numel()});
+    Desc w = in;
+    w.dtype = DType::Float32;
+    w.data = wide.d().data;
+    for (int64_t d = in.ndim - 1, stride = 1; d >= 0; --d) {
+      w.strides[d] = stride;
+      stride *= in.shape[d];
+    }
+    copy(w, in);
+    return reduce(op, out, w, nreduce);
+  }
+  DeviceContext& c = context(in.device_index);
   const bool sum = op == ReduceOp::Sum || op == ReduceOp::Mean;
   int64_t A = 1, C = outer, B = inner;
   std::optional<composite::Scratch> tmp;  // only for a view the kernels cannot read in place
