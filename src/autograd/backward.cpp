@@ -15,6 +15,8 @@ namespace nl {
 
 namespace {
 std::atomic<uint64_t> g_pass{0};  // numbers backward passes, so nodes need no reset between passes
+// The running node's accumulation targets (accumulated_gradient), one per input; null outside a backward.
+thread_local const std::vector<Tensor>* t_targets = nullptr;
 
 std::string node_label(const Node& n) { return "node #" + std::to_string(n.id) + " '" + n.name + "'"; }
 
@@ -74,7 +76,16 @@ void accumulate(Tensor& slot, Tensor g) {
     slot = add(slot, g);
   }
 }
+// Whether a and b are one tensor: the same storage, offset, shape and dtype.
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.storage() == b.storage() && a.offset() == b.offset() &&
+         a.shape() == b.shape() && a.dtype() == b.dtype();
+}
 }  // namespace
+
+Tensor accumulated_gradient(size_t i) {
+  return t_targets && i < t_targets->size() ? (*t_targets)[i] : Tensor();
+}
 
 void Variable::backward(const Tensor& grad, bool retain_graph) const {
   if (!impl_) throw std::logic_error("backward on an undefined Variable");
@@ -145,12 +156,27 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
       std::vector<Tensor> gin;
       needs.assign(n->next.size(), false);
       for (size_t i = 0; i < n->next.size(); ++i) needs[i] = wants_grad(n->next[i]);
+      std::vector<bool> summed(n->next.size(), false);  // gin[i] already holds m's earlier gradients
       if (go.defined()) {
         n->check_versions();
+        // The inputs' buffers that the backward may add into (accumulated_gradient): op nodes' sums held
+        // by nothing else.
+        std::vector<Tensor> targets(n->next.size());
+        for (size_t i = 0; i < n->next.size(); ++i) {
+          const Node* m = needs[i] ? n->next[i].node.get() : nullptr;
+          if (m && !m->is_leaf_sink() && m->grad_out.defined() && sole_owner(m->grad_out)) targets[i] = m->grad_out;
+        }
+        struct TargetScope {  // restored on every exit, exceptions included
+          const std::vector<Tensor>* prev;
+          ~TargetScope() { t_targets = prev; }
+        } scope{t_targets};
+        t_targets = &targets;
         gin = n->backward(go, needs);
+        t_targets = scope.prev;
         if (gin.size() != n->next.size())
           throw std::logic_error(node_label(*n) + " returned " + std::to_string(gin.size()) + " gradients for " +
                                  std::to_string(n->next.size()) + " inputs");
+        for (size_t i = 0; i < n->next.size(); ++i) summed[i] = same_tensor(gin[i], targets[i]);
       }
       for (size_t i = 0; i < n->next.size(); ++i) {
         if (!needs[i]) continue;
@@ -160,7 +186,10 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
           if (gin[i].shape() != input_shape(*m))
             throw std::logic_error(node_label(*n) + " returned a gradient of shape " + shape_str(gin[i].shape()) +
                                    " for input " + std::to_string(i) + " of shape " + shape_str(input_shape(*m)));
-          accumulate(m->grad_out, std::move(gin[i]));
+          if (summed[i])
+            m->grad_out = std::move(gin[i]);  // the backward added into m's buffer itself
+          else
+            accumulate(m->grad_out, std::move(gin[i]));
         }
         if (--m->pending == 0) stack.push_back(m);
       }

@@ -37,6 +37,14 @@ struct Edge {
   std::shared_ptr<Node> node;
 };
 
+/// Inside a node's backward function only: the buffer in which the engine has summed the gradients already
+/// sent to the node's input `i`, when adding into it in place is safe (an op node's buffer that is the only
+/// handle to its storage), else an undefined Tensor. A backward that adds its gradient for input i into
+/// this tensor and returns that same tensor saves the engine's separate add pass (LayerNorm's dx into the
+/// residual stream's gradient, autograd/functions/layer_norm.cpp); any other returned gradient is added as
+/// usual.
+Tensor accumulated_gradient(size_t i);
+
 /// One node of the graph: a recorded op (on the tape, with an id) or a leaf sink (not on the tape,
 /// id -1) that adds the gradient it receives to its leaf's grad (PyTorch's AccumulateGrad).
 struct Node {

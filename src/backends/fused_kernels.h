@@ -120,10 +120,12 @@ class FusedKernels {
                           const Desc& bias, const NormKernelOpts& o) = 0;
   /// Closed-form backward of layer_norm (Xu et al. 2019, appendix B, W1/W2/W3) applied to g ⊙ gy: gx [rows, H];
   /// with a weight, gweight[H] = Σ_rows gy ⊙ (x - mu)/D; gbias[H] = Σ_rows gy. gweight / gbias may be absent
-  /// (data == nullptr) and are overwritten, not accumulated.
+  /// (data == nullptr) and are overwritten, not accumulated. `accumulate`: gx holds a gradient summed so far
+  /// (the autograd engine's buffer for x) and gets gx[i] + (the gradient)[i], the one float addition a
+  /// separate add would make (the same bits), in the pass that writes it.
   virtual void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                    const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
-                                   const NormKernelOpts& o) = 0;
+                                   const NormKernelOpts& o, bool accumulate) = 0;
   /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
   /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
   /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights

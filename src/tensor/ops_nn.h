@@ -90,10 +90,12 @@ struct LayerNormGrads {
 };
 /// Closed-form backward of layer_norm (Xu et al. 2019, appendix B: W1, W2, W3) from dL/dy `gy` (x's
 /// shape) and the forward's x, mean, rstd and weight (undefined: none); dweight / dbias are computed
-/// only when `want_weight` / `want_bias`.
+/// only when `want_weight` / `want_bias`. `accumulate_into` (optional: contiguous, x's shape, dtype and
+/// device, else ignored): a gradient of x summed so far, to which dx is added in the kernel's own pass
+/// (the same bits as a separate add); the result's x is then that tensor.
 LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& weight, const LayerNormOptions& o, bool want_weight,
-                                   bool want_bias);
+                                   bool want_bias, const Tensor& accumulate_into = Tensor());
 
 // ---- attention (ops_attention.cpp; Vaswani et al. 2017, Eq. 1; docs/attention.md) ----
 

@@ -42,7 +42,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 
 LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& weight, const LayerNormOptions& o, bool want_weight,
-                                   bool want_bias) {
+                                   bool want_bias, const Tensor& accumulate_into) {
   observe(AutocastOp::Norm, x);
   const char* op = "layer_norm_backward";
   const int64_t H = check_norm_args(op, x, weight, Tensor(), o);
@@ -55,12 +55,16 @@ LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tens
                                 " do not match the input " + shape_str(x.shape()));
   Tensor x2 = x.contiguous().view({R, H}), gc = gy.contiguous().view({R, H});
   Tensor w = weight.defined() ? weight.contiguous() : Tensor();
-  LayerNormGrads g{Tensor::empty({R, H}, x.dtype(), x.device()), Tensor(), Tensor()};
+  const Tensor& acc = accumulate_into;
+  const bool accumulate = acc.defined() && acc.shape() == x.shape() && acc.dtype() == x.dtype() &&
+                          acc.device() == x.device() && acc.is_contiguous();
+  LayerNormGrads g{accumulate ? acc.view({R, H}) : Tensor::empty({R, H}, x.dtype(), x.device()), Tensor(), Tensor()};
   if (want_weight && w.defined()) g.weight = Tensor::empty({H}, x.dtype(), x.device());
   if (want_bias) g.bias = Tensor::empty({H}, x.dtype(), x.device());
   fused_for(x2).layer_norm_backward(g.x.desc(), opt_desc(g.weight), opt_desc(g.bias), gc.desc(), x2.desc(),
-                                    mean.contiguous().desc(), rstd.contiguous().desc(), opt_desc(w), o);
-  g.x = g.x.view(x.shape());
+                                    mean.contiguous().desc(), rstd.contiguous().desc(), opt_desc(w), o, accumulate);
+  if (accumulate) acc.bump_version();
+  g.x = accumulate ? acc : g.x.view(x.shape());
   return g;
 }
 

@@ -6,6 +6,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/tape.h"
+#include "tensor/ops_nn.h"
 
 using namespace nl;
 using Catch::Matchers::Contains;
@@ -130,4 +131,49 @@ TEST_CASE("Variable: a Tensor converts implicitly to a Variable without requires
   // Tensor x Tensor still picks the Tensor overload and returns a Tensor.
   Tensor t = mul(w, w);
   CHECK(t.to_vector<double>() == std::vector<double>{9, 25});
+}
+
+TEST_CASE("engine: LayerNorm adds its dx into the gradient its input already has, with the same bits",
+          "[autograd][engine]") {
+  // A pre-norm residual block y = x + w ⊙ LN(x), x an op's output. The engine hands LayerNorm's backward
+  // the residual branch's gradient of x (accumulated_gradient) and LayerNorm adds dx into it in its own
+  // pass; the reference routes LN's input through x·1 (exact), so the engine adds the two gradients itself.
+  manual_seed(5);
+  for (int64_t H : {37, 128}) {
+    const Tensor x0v = Tensor::randn({64, H}), wv = Tensor::randn({H}), cv = Tensor::randn({64, H});
+    auto grad_of_x0 = [&](bool through_copy) {
+      Variable x0(x0v, true, "x0"), w(wv, true, "w");
+      Variable x = affine(x0, 2.0, 0.5);
+      Variable ln_in = through_copy ? affine(x, 1.0, 0.0) : x;
+      Variable y = add(x, mul(layer_norm_fused(ln_in, LayerNormOptions{}), w));
+      sum(mul(y, Variable(cv))).backward();
+      return std::make_pair(x0.grad().to_vector<float>(), w.grad().to_vector<float>());
+    };
+    const auto fused = grad_of_x0(false), ref = grad_of_x0(true);
+    INFO("H = " << H);
+    CHECK(fused.first == ref.first);   // bitwise: the one float addition either way
+    CHECK(fused.second == ref.second);
+  }
+}
+
+TEST_CASE("layer_norm_backward: accumulate_into adds dx in the kernel's pass, the bits of a separate add",
+          "[norm][engine]") {
+  manual_seed(6);
+  for (DType t : {DType::Float32, DType::Float64})
+    for (int64_t H : {37, 128}) {
+      const Tensor x = Tensor::randn({50, H}).to(t), gy = Tensor::randn({50, H}).to(t), w = Tensor::randn({H}).to(t);
+      const LayerNormResult r = layer_norm(x, w, Tensor(), LayerNormOptions{});
+      const Tensor before = Tensor::randn({50, H}).to(t);
+      const Tensor plain = layer_norm_backward(gy, x, r.mean, r.rstd, w, LayerNormOptions{}, false, false).x;
+      const Tensor acc = before.clone();
+      const Tensor got = layer_norm_backward(gy, x, r.mean, r.rstd, w, LayerNormOptions{}, false, false, acc).x;
+      INFO(dtype_name(t) << ", H = " << H);
+      CHECK(got.storage() == acc.storage());  // written into the given buffer
+      const Tensor want = add(before, plain);
+      CHECK(got.to(DType::Float64).to_vector<double>() == want.to(DType::Float64).to_vector<double>());
+      // a buffer of another shape is not used
+      const Tensor other = Tensor::zeros({50 * H});
+      CHECK(layer_norm_backward(gy, x, r.mean, r.rstd, w, LayerNormOptions{}, false, false, other).x.storage() !=
+            other.storage());
+    }
 }

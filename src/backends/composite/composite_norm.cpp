@@ -44,9 +44,15 @@ void CompositeKernels::layer_norm(const Desc& y, const Desc& mean, const Desc& r
 
 void CompositeKernels::layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                            const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
-                                           const NormKernelOpts& o) {
+                                           const NormKernelOpts& o, bool accumulate) {
   const int64_t H = cols_of(x), R = H ? x.numel() / H : 0;
   if (R * H == 0) return;
+  if (accumulate) {  // the gradient into scratch, then added to what gx holds
+    Scratch g(be_, x.dtype, x.device_index, {R, H});
+    layer_norm_backward(g.d(), gweight, gbias, gy, x, mean, rstd, weight, o, false);
+    be_.binary(BinaryOp::Add, reshaped(gx, {R, H}), reshaped(gx, {R, H}), g.d());
+    return;
+  }
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
   const bool through_mean = o.center && !o.detach_mean;
   const DType t = x.dtype;

@@ -108,7 +108,7 @@ void row_pass(int64_t H, const T* __restrict xr, const T* __restrict gr, const T
 
 void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                      const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
-                                     const NormKernelOpts& o) {
+                                     const NormKernelOpts& o, bool accumulate) {
   prof::Scope prof_scope(prof::Cat::Norm);
   const int64_t H = x.shape[x.ndim - 1], R = H ? x.numel() / H : 0;  // H = 0: nothing to normalise
   const double nv = o.unbiased ? (double)(H - 1) : (double)H;
@@ -164,8 +164,16 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
           coef = sprime > 0 ? (double)S / (nv * sprime * D * D) : 0.0;
         }
         const T coef_t = T(coef);
+        if (accumulate) {  // out holds the gradient summed so far: one add, as a separate pass would make
 #pragma omp simd
-        for (int64_t j = 0; j < H; ++j) out[j] = (gr[j] - gbar) * inv_t - coef_t * d[j];
+          for (int64_t j = 0; j < H; ++j) {
+            const T v = (gr[j] - gbar) * inv_t - coef_t * d[j];
+            out[j] = out[j] + v;
+          }
+        } else {
+#pragma omp simd
+          for (int64_t j = 0; j < H; ++j) out[j] = (gr[j] - gbar) * inv_t - coef_t * d[j];
+        }
       }
       cols.finish();
     });

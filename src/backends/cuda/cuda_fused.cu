@@ -140,7 +140,7 @@ __global__ void layer_norm_kernel(T* y, T* mean, T* rstd, const T* xv, const T* 
 }
 template <typename T>
 __global__ void layer_norm_backward_kernel(T* gx, const T* gy, const T* xv, const T* mean, const T* rstd, const T* w,
-                                           int64_t H, NormKernelOpts o, double nv) {
+                                           int64_t H, NormKernelOpts o, double nv, bool accumulate) {
   const int64_t r = blockIdx.x;
   const T *x = xv + r * H, *gyr = gy + r * H;
   // The mean again in double (the saved one is rounded to T), as the CPU kernel.
@@ -166,8 +166,10 @@ __global__ void layer_norm_backward_kernel(T* gx, const T* gy, const T* xv, cons
     const double sprime = o.eps_inside ? D : D - o.eps;
     coef = sprime > 0 ? S / (nv * sprime * D * D) : 0.0;
   }
-  for (int64_t j = threadIdx.x; j < H; j += blockDim.x)
-    gx[r * H + j] = T((g(j) - gbar) * inv - coef * ((double)x[j] - mu));
+  for (int64_t j = threadIdx.x; j < H; j += blockDim.x) {
+    const T v = T((g(j) - gbar) * inv - coef * ((double)x[j] - mu));
+    gx[r * H + j] = accumulate ? T(gx[r * H + j] + v) : v;  // accumulate: the add a separate pass would make
+  }
 }
 // dweight[j] = Σ_r dL/dy[r, j] · (x[r, j] - mu_r)/D_r and dbias[j] = Σ_r dL/dy[r, j], summed by the
 // tiled two-pass column reduction (cuda_reduce.cuh): all SMs busy, deterministic.
@@ -307,7 +309,7 @@ void CudaFused::layer_norm(const Desc& y, const Desc& mean, const Desc& rstd, co
 
 void CudaFused::layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                     const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
-                                    const NormKernelOpts& o) {
+                                    const NormKernelOpts& o, bool accumulate) {
   const int64_t H = cols_of(x), R = H ? x.numel() / H : 0;
   if (R == 0) return;
   DeviceContext& c = context(x.device_index);
@@ -317,7 +319,7 @@ void CudaFused::layer_norm_backward(const Desc& gx, const Desc& gweight, const D
     layer_norm_backward_kernel<T><<<(unsigned)R, row_threads(H), 0, c.stream>>>(
         static_cast<T*>(gx.data), static_cast<const T*>(gy.data), static_cast<const T*>(x.data),
         static_cast<const T*>(mean.data), static_cast<const T*>(rstd.data), static_cast<const T*>(weight.data), H, o,
-        nv);
+        nv, accumulate);
     check_launch("layer_norm backward");
     if (gweight.data || gbias.data)
       column_sums<2>(core(), x.device_index, c.stream, R, H,

@@ -345,8 +345,17 @@ std::vector<OpCase> build() {
       be.fused().layer_norm(y.desc(), mean.desc(), rstd.desc(), in[0].desc(), in[1].desc(), in[2].desc(), o);
       Tensor gx = out({4099, 256}, t, d), gw = out({256}, t, d), gb = out({256}, t, d);
       be.fused().layer_norm_backward(gx.desc(), gw.desc(), gb.desc(), in[3].desc(), in[0].desc(), mean.desc(),
-                                     rstd.desc(), in[1].desc(), o);
+                                     rstd.desc(), in[1].desc(), o, false);
       return Ins{gx, gw, gb};
+    });
+    // accumulate: gx arrives holding a gradient (here x's values) and gets the LayerNorm gradient added
+    add(n + ".backward.accumulate", Tol{}, ins, [o](Backend& be, Device d, DType t, const Ins& in) {
+      Tensor y = Tensor::empty({4099, 256}, t, d), mean = Tensor::empty({4099}, t, d), rstd = Tensor::empty({4099}, t, d);
+      be.fused().layer_norm(y.desc(), mean.desc(), rstd.desc(), in[0].desc(), in[1].desc(), in[2].desc(), o);
+      Tensor gx = in[0].clone();
+      be.fused().layer_norm_backward(gx.desc(), Desc{}, Desc{}, in[3].desc(), in[0].desc(), mean.desc(), rstd.desc(),
+                                     in[1].desc(), o, true);
+      return Ins{gx};
     });
   }
   // ---- fused: attention rows (key padding, additive mask, causal, dropout) ----
