@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "report/atomic_file.h"
+#include "report/record_files.h"
 
 namespace nlapp {
 using json = nlohmann::json;
@@ -53,15 +54,8 @@ fs::path write_registry_record(const fs::path& root, const RegistryKey& key, con
 }
 
 std::vector<json> load_registry(const fs::path& root, const std::string& group) {
-  const fs::path dir = root / group;
-  std::vector<fs::path> files;
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-      if (e.is_regular_file() && e.path().extension() == ".json" && e.path().filename().string().rfind("seed", 0) == 0)
-        files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   std::vector<json> out;
-  for (const auto& f : files) out.push_back(read_record_file(f));
+  for (const auto& f : record_files(root / group, name_matches("seed", ".json"))) out.push_back(read_record_file(f));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/markdown_table.h"
+#include "report/record_files.h"
 
 namespace nlapp {
 namespace fs = std::filesystem;
@@ -100,12 +101,7 @@ std::string spread(const json& side) {
 }  // namespace
 
 std::string format_gpu_bench_records(const fs::path& dir) {
-  std::vector<fs::path> files;
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-      if (e.is_regular_file() && e.path().extension() == ".json" && e.path().filename().string().rfind("bench-", 0) == 0)
-        files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = record_files(dir, name_matches("bench-", ".json"));
   if (files.empty()) return "no records yet (gpu/<session>/bench-*.json in the registry)\n";
   std::vector<std::vector<std::string>> rows;
   for (const fs::path& f : files) {
@@ -141,10 +137,9 @@ std::string format_gpu_bench_records(const fs::path& dir) {
 
 std::string format_gpu_check_records(const fs::path& dir) {
   std::vector<fs::path> folders;
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-      if (e.is_regular_file() && e.path().filename() == "summary.md") folders.push_back(e.path().parent_path());
-  std::sort(folders.begin(), folders.end());
+  for (const fs::path& f : record_files(dir, [](const std::string& n) { return n == "summary.md"; }))
+    folders.push_back(f.parent_path());
+  std::sort(folders.begin(), folders.end());  // a folder before its sub-folders (an earlier check of the session)
   // No path in the text beyond the folder's name under gpu/: the registry's location differs between checkouts.
   if (folders.empty()) return "no records yet (gpu/<session>/summary.md in the registry)\n";
   std::vector<std::vector<std::string>> rows;

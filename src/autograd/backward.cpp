@@ -136,7 +136,8 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
   }
   // 2. Run nodes whose consumers have all sent their gradient.
   root->grad_out = g0;
-  std::vector<bool> needs;
+  std::vector<bool> needs, summed;  // summed[i]: gin[i] already holds the input's earlier gradients
+  std::vector<Tensor> targets;      // the inputs' buffers a backward may add into (accumulated_gradient)
   PostBackwardScope callbacks;  // 3. (below) module state updates queued by backward closures
   try {
     stack.push_back(root);
@@ -156,12 +157,11 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
       std::vector<Tensor> gin;
       needs.assign(n->next.size(), false);
       for (size_t i = 0; i < n->next.size(); ++i) needs[i] = wants_grad(n->next[i]);
-      std::vector<bool> summed(n->next.size(), false);  // gin[i] already holds m's earlier gradients
+      summed.assign(n->next.size(), false);
       if (go.defined()) {
         n->check_versions();
-        // The inputs' buffers that the backward may add into (accumulated_gradient): op nodes' sums held
-        // by nothing else.
-        std::vector<Tensor> targets(n->next.size());
+        // op nodes' sums held by nothing else
+        targets.assign(n->next.size(), Tensor());
         for (size_t i = 0; i < n->next.size(); ++i) {
           const Node* m = needs[i] ? n->next[i].node.get() : nullptr;
           if (m && !m->is_leaf_sink() && m->grad_out.defined() && sole_owner(m->grad_out)) targets[i] = m->grad_out;
@@ -172,11 +172,11 @@ void Variable::backward(const Tensor& grad, bool retain_graph) const {
         } scope{t_targets};
         t_targets = &targets;
         gin = n->backward(go, needs);
-        t_targets = scope.prev;
         if (gin.size() != n->next.size())
           throw std::logic_error(node_label(*n) + " returned " + std::to_string(gin.size()) + " gradients for " +
                                  std::to_string(n->next.size()) + " inputs");
         for (size_t i = 0; i < n->next.size(); ++i) summed[i] = same_tensor(gin[i], targets[i]);
+        targets.clear();  // our handles go before the sums below, which add in place only into sole owners
       }
       for (size_t i = 0; i < n->next.size(); ++i) {
         if (!needs[i]) continue;

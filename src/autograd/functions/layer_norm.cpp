@@ -26,9 +26,8 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& o, const Va
                        const bool want_b = has_b && need[k++];
                        // dx added in the kernel's pass to the gradient x has already received (the residual
                        // stream's, when x feeds a residual add too): no separate add pass
-                       LayerNormGrads gr = need[0] ? layer_norm_backward(g, xc, mu, rstd, w, o, want_w, want_b,
-                                                                         accumulated_gradient(0))
-                                                   : layer_norm_backward(g, xc, mu, rstd, w, o, want_w, want_b);
+                       LayerNormGrads gr = layer_norm_backward(g, xc, mu, rstd, w, o, want_w, want_b,
+                                                               need[0] ? accumulated_gradient(0) : Tensor());
                        std::vector<Tensor> out{gr.x};
                        if (w.defined()) out.push_back(gr.weight);
                        if (has_b) out.push_back(gr.bias);

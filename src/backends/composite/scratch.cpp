@@ -24,8 +24,14 @@ Desc reshaped(const Desc& base, std::initializer_list<int64_t> shape) {
   Desc d = base;
   d.ndim = (int)shape.size();
   std::copy(shape.begin(), shape.end(), d.shape);
-  int64_t acc = 1;
-  for (int i = d.ndim - 1; i >= 0; --i) {
+  return dense_like(d, base.data, base.dtype);
+}
+
+Desc dense_like(const Desc& like, void* data, DType dtype) {
+  Desc d = like;
+  d.data = data;
+  d.dtype = dtype;
+  for (int64_t i = d.ndim - 1, acc = 1; i >= 0; --i) {
     d.strides[i] = acc;
     acc *= d.shape[i];
   }

@@ -15,6 +15,9 @@ Desc view(const Desc& base, std::initializer_list<int64_t> shape, std::initializ
           int64_t offset = 0);
 /// `base` (contiguous) reshaped to `shape` (same element count assumed, not checked).
 Desc reshaped(const Desc& base, std::initializer_list<int64_t> shape);
+/// `like`'s shape with contiguous row-major strides, over `data` in `dtype` (same device): where a strided
+/// view is copied to be read densely (or widened, e.g. bfloat16 into float32).
+Desc dense_like(const Desc& like, void* data, DType dtype);
 /// Product of all dims but the last (rows) and the last dim (cols; 1 for a 0-d view).
 int64_t rows_of(const Desc& d);
 int64_t cols_of(const Desc& d);

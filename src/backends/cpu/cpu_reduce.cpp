@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "backends/composite/scratch.h"
 #include "backends/cpu/row_chunks.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/profiler.h"
@@ -42,13 +43,7 @@ void reduce_bf16(CpuBackend& be, ReduceOp op, const Desc& out, const Desc& in, i
     return;
   }
   std::vector<float> wide((size_t)in.numel());
-  Desc w = in;
-  w.dtype = DType::Float32;
-  w.data = wide.data();
-  for (int64_t d = in.ndim - 1, stride = 1; d >= 0; --d) {
-    w.strides[d] = stride;
-    stride *= in.shape[d];
-  }
+  const Desc w = composite::dense_like(in, wide.data(), DType::Float32);
   be.copy(w, in);
   be.reduce(op, out, w, nreduce);
 }

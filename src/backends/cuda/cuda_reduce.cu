@@ -176,13 +176,7 @@ void CudaBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nredu
     if ((op != ReduceOp::Sum && op != ReduceOp::Mean) || out.dtype != DType::Float32)
       throw no_bf16_error(reduce_name(op));  // sums into float32 only (sum_rows)
     composite::Scratch wide(*this, DType::Float32, dev, std::initializer_list<int64_t>{in.numel()});
-    Desc w = in;
-    w.dtype = DType::Float32;
-    w.data = wide.d().data;
-    for (int64_t d = in.ndim - 1, stride = 1; d >= 0; --d) {
-      w.strides[d] = stride;
-      stride *= in.shape[d];
-    }
+    const Desc w = composite::dense_like(in, wide.d().data, DType::Float32);
     copy(w, in);
     return reduce(op, out, w, nreduce);
   }
@@ -194,12 +188,7 @@ void CudaBackend::reduce(ReduceOp op, const Desc& out, const Desc& in, int nredu
   if (!(sum ? as_acb(in, nreduce, A, C, B) : in.contiguous())) {
     A = 1, C = outer, B = inner;
     tmp.emplace(*this, in.dtype, dev, std::initializer_list<int64_t>{in.numel()});
-    Desc dense = in;  // in's shape, contiguous strides, in the scratch buffer
-    dense.data = tmp->d().data;
-    for (int64_t i = in.ndim - 1, acc = 1; i >= 0; --i) {
-      dense.strides[i] = acc;
-      acc *= in.shape[i];
-    }
+    const Desc dense = composite::dense_like(in, tmp->d().data, in.dtype);  // in's shape, in the scratch buffer
     copy(dense, in);
     src = dense.data;
   }
