@@ -199,9 +199,14 @@ TEST_CASE("backend fallback: the FFN activation writes and reads bfloat16 beside
           "[backend][fallback][bf16]") {
   // Autocast's FFN: the hidden block written rounded once to bfloat16, read back as the saved output,
   // and its gradient written in bfloat16 for fc1's products; the bias gradient summed before rounding.
-  const int64_t R = 9, N = 37;
+  const int64_t R = 9, N = 37;  // rows of one 32-lane block and a tail
   manual_seed(3);
-  const Tensor x = Tensor::randn({R, N}), bias = Tensor::randn({N}), gout = Tensor::randn({R, N});
+  const Tensor x = Tensor::randn({R, N}), bias = Tensor::randn({N});
+  Tensor gout = Tensor::randn({R, N});
+  {  // gradients whose bfloat16 rounding is special: subnormal (flushed by vcvtne2ps2bf16, redone), NaN, -0
+    float* g = gout.data<float>();
+    g[3] = 1e-39f, g[N + 20] = -3e-39f, g[2 * N + 7] = std::nanf(""), g[4 * N + 33] = -0.0f, g[5 * N + 1] = 1e-38f;
+  }
   on_cpu_and_composite([&](const Device& dev, FusedKernels& k) {
     const Tensor xd = x.to(dev), bd = bias.to(dev), gd = gout.to(dev);
     for (double p : {0.0, 0.3}) {

@@ -6,12 +6,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "bf16_test_util.h"
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/cpu_features.h"
+#if defined(__x86_64__)
+#include "backends/cpu/bf16_simd.h"
+#endif
 #include "backends/mixed_precision.h"
 #include "tensor/ops.h"
 
@@ -137,6 +142,38 @@ TEST_CASE("bf16: all 2^32 float32 inputs convert to the scalar definition's bits
     CHECK(mismatches[k] == 0);
   }
 }
+
+#if defined(__x86_64__)
+namespace {
+// cpu::round32_avx512bf16 over n floats (n a multiple of 32), for the sweep below.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))) void round32_all(const float* in, uint16_t* out,
+                                                                                          int64_t n) {
+  for (int64_t i = 0; i < n; i += 32)
+    _mm512_storeu_si512(out + i, cpu::round32_avx512bf16(_mm512_loadu_ps(in + i), _mm512_loadu_ps(in + i + 16)));
+}
+}  // namespace
+
+TEST_CASE("bf16: the 32-lane rounding of the kernels gives the scalar definition's bits on all 2^32 float32 inputs",
+          "[bf16][tensor]") {
+  if (!cpu::cpu_features().avx512_bf16) {
+    std::cout << nltest::kSkipMarker << " this CPU has no AVX512_BF16" << std::endl;
+    return;
+  }
+  constexpr int64_t kChunk = 1 << 20;
+  std::vector<float> in(kChunk);
+  std::vector<uint16_t> got(kChunk);
+  uint64_t mismatches = 0;
+  for (uint64_t start = 0; start < (1ull << 32); start += kChunk) {
+    for (int64_t i = 0; i < kChunk; ++i) {
+      const uint32_t u = (uint32_t)(start + (uint64_t)i);
+      std::memcpy(&in[i], &u, 4);
+    }
+    round32_all(in.data(), got.data(), kChunk);
+    for (int64_t i = 0; i < kChunk; ++i) mismatches += got[i] != float_to_bf16_bits(in[i]);
+  }
+  CHECK(mismatches == 0);
+}
+#endif
 
 TEST_CASE("bf16: widening is exact and every bfloat16 survives the round trip on every path", "[bf16][tensor]") {
   std::vector<uint16_t> all(65536 + 3);

@@ -45,7 +45,7 @@ CpuFeatures detect() {
   const unsigned a71 = a;
   f.avx2 = ymm_os && fma && (b70 & (1u << 5));
   f.avx512 = zmm_os && (b70 & (1u << 16)) && (b70 & (1u << 30)) && (b70 & (1u << 31));  // F, BW, VL
-  f.avx512_bf16 = f.avx512 && (a71 & (1u << 5));
+  f.avx512_bf16 = f.avx512 && (b70 & (1u << 17)) && (a71 & (1u << 5));  // with DQ (vfpclassps), as every such CPU
   f.amx_bf16 = (d70 & (1u << 22)) && (d70 & (1u << 24));  // AMX-BF16, AMX-TILE
 #endif
   return f;

@@ -7,7 +7,7 @@ namespace nl::cpu {
 struct CpuFeatures {
   bool avx2 = false;         ///< AVX2 + FMA, with OS support for the YMM state
   bool avx512 = false;       ///< AVX-512 F, BW, VL (the "core" set), with OS support for the ZMM state
-  bool avx512_bf16 = false;  ///< AVX512_BF16 (vcvtneps2bf16, vdpbf16ps): Cooper Lake, Sapphire Rapids, Zen 4
+  bool avx512_bf16 = false;  ///< AVX512_BF16 (vdpbf16ps, vcvtne*ps2bf16) and DQ: Cooper Lake, Sapphire Rapids, Zen 4
   bool amx_bf16 = false;     ///< AMX-TILE + AMX-BF16 in CPUID (Sapphire Rapids and later)
 };
 /// The features of this CPU, detected on the first call.

@@ -5,6 +5,9 @@
 // autocast the FFN's hidden layer is bfloat16: the forward writes it rounded once and the backward
 // reads it (and writes the gradient fc1's products read) in bfloat16, widening and rounding each element
 // inside the loops, so neither needs a separate cast pass.
+#include <type_traits>
+
+#include "backends/cpu/bf16_simd.h"
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/row_chunks.h"
@@ -23,6 +26,28 @@ using cpu::with_rows;
 // (cpu::ColumnSums).
 template <typename T, typename Y, typename O>
 void relu_dropout_grad_row(const T* g, const Y* y, O* o, T* a, int64_t N, T scale) {
+#if defined(__AVX512BF16__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  // bfloat16 y and o (the FFN under autocast): 32 lanes a step, o rounded by vcvtne2ps2bf16 (the same bits
+  // as store(); the auto-vectorised integer rounding cost more than the rest of the row), the tail below
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Y, uint16_t> && std::is_same_v<O, uint16_t>) {
+    const __m512 vs = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
+    const auto lanes = [&](int64_t j) {  // 16 lanes of o, in float32
+      const __m512 yv = _mm512_castsi512_ps(
+          _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(y + j))), 16));
+      // y <= 0 gives 0, anything else (NaN too) g · scale, as the scalar loop
+      const __m512 v = _mm512_mask_mul_ps(zero, _mm512_cmp_ps_mask(yv, zero, _CMP_NLE_UQ), _mm512_loadu_ps(g + j), vs);
+      if (a) _mm512_storeu_ps(a + j, _mm512_add_ps(_mm512_loadu_ps(a + j), v));
+      return v;
+    };
+    int64_t j = 0;
+    for (; j + 32 <= N; j += 32) {
+      const __m512 lo = lanes(j), hi = lanes(j + 16);
+      _mm512_storeu_si512(o + j, cpu::round32_avx512bf16(lo, hi));
+    }
+    g += j, y += j, o += j, N -= j;
+    if (a) a += j;
+  }
+#endif
   if (a) {
 #pragma omp simd
     for (int64_t j = 0; j < N; ++j) {

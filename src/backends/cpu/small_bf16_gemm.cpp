@@ -23,7 +23,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define NL_BF16_KERNELS 1
-#define NL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define NL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 #endif
 
 namespace nl::cpu {
@@ -74,46 +74,57 @@ NL_BF16_TARGET void pack_row_pairs(const u16* x, int64_t ld, int64_t K, int64_t 
   }
 }
 
-// 16 × 16 32-bit words transposed in registers: r[i] holds row i on entry, column i on return.
-NL_BF16_TARGET inline void transpose16(__m512i* r) {
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {  // lane L of t[i], t[i + 1]: columns 4L, 4L + 1 / 4L + 2, 4L + 3 of rows i, i + 1
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+// 16 × 16 32-bit words transposed in registers: r[i] holds row i on entry, column i on return. In two
+// steps that keep few registers live (the one-stage-at-a-time form spilled to the stack: 284 stack
+// accesses in pack_transposed_pairs, 115 now): each group of 4 rows is transposed 4 × 4 within its
+// 128-bit lanes, then the lanes of the 4 groups are exchanged per column.
+NL_BF16_TARGET inline __attribute__((always_inline)) void transpose16(__m512i* r) {
+  __m512i q[16];
+#pragma GCC unroll 4
+  for (int g = 0; g < 16; g += 4) {  // q[g + j], lane L: column 4L + j of rows g .. g + 3
+    const __m512i a = _mm512_unpacklo_epi32(r[g], r[g + 1]), b = _mm512_unpackhi_epi32(r[g], r[g + 1]);
+    const __m512i c = _mm512_unpacklo_epi32(r[g + 2], r[g + 3]), d = _mm512_unpackhi_epi32(r[g + 2], r[g + 3]);
+    q[g] = _mm512_unpacklo_epi64(a, c);
+    q[g + 1] = _mm512_unpackhi_epi64(a, c);
+    q[g + 2] = _mm512_unpacklo_epi64(b, d);
+    q[g + 3] = _mm512_unpackhi_epi64(b, d);
   }
-  for (int g = 0; g < 16; g += 4) {  // lane L of r[g + j]: column 4L + j of rows g .. g + 3
-    r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
-    r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
-    r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
-    r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
-  }
-  for (int j = 0; j < 4; ++j) {  // 128-bit lanes: columns j, 8 + j (and 4 + j, 12 + j) of rows 0-7, 8-15
-    t[j] = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x88);
-    t[4 + j] = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xdd);
-    t[8 + j] = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x88);
-    t[12 + j] = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xdd);
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm512_shuffle_i32x4(t[j], t[8 + j], 0x88);
-    r[8 + j] = _mm512_shuffle_i32x4(t[j], t[8 + j], 0xdd);
-    r[4 + j] = _mm512_shuffle_i32x4(t[4 + j], t[12 + j], 0x88);
-    r[12 + j] = _mm512_shuffle_i32x4(t[4 + j], t[12 + j], 0xdd);
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {  // column 4L + j is lane L of q[g + j] for g = 0, 4, 8, 12: into r[4L + j]
+    const __m512i e = _mm512_shuffle_i32x4(q[j], q[4 + j], 0x44), f = _mm512_shuffle_i32x4(q[j], q[4 + j], 0xee);
+    const __m512i h = _mm512_shuffle_i32x4(q[8 + j], q[12 + j], 0x44),
+                  k = _mm512_shuffle_i32x4(q[8 + j], q[12 + j], 0xee);
+    r[j] = _mm512_shuffle_i32x4(e, h, 0x88);       // lane 0 of each group
+    r[4 + j] = _mm512_shuffle_i32x4(e, h, 0xdd);   // lane 1
+    r[8 + j] = _mm512_shuffle_i32x4(f, k, 0x88);   // lane 2
+    r[12 + j] = _mm512_shuffle_i32x4(f, k, 0xdd);  // lane 3
   }
 }
 
 // A stored [N, K] (rows ld apart; op(B) = its transpose) into out[p][n][2] = (x[n][2p], x[n][2p + 1])
 // (zero for k = K when K is odd, and for n >= N up to Np): the pair is already a word of each stored row,
-// so blocks of 16 rows × 16 words are transposed in registers.
+// so blocks of 16 rows × 16 words are transposed in registers (whole blocks by plain loads and stores).
 NL_BF16_TARGET void pack_transposed_pairs(const u16* x, int64_t ld, int64_t K, int64_t N, int64_t Np, u16* out) {
   const int64_t K2 = (K + 1) / 2;
   for (int64_t n = 0; n < Np; n += 16)
     for (int64_t p = 0; p < K2; p += 16) {
-      const __mmask32 m = mask32(K - 2 * p);
       __m512i r[16];
-      for (int i = 0; i < 16; ++i)
-        r[i] = n + i < N ? _mm512_maskz_loadu_epi16(m, x + (n + i) * ld + 2 * p) : _mm512_setzero_si512();
+      if (n + 16 <= N && K - 2 * p >= 32) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(x + (n + i) * ld + 2 * p);
+      } else {
+        const __mmask32 m = mask32(K - 2 * p);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i)
+          r[i] = n + i < N ? _mm512_maskz_loadu_epi16(m, x + (n + i) * ld + 2 * p) : _mm512_setzero_si512();
+      }
       transpose16(r);
-      for (int q = 0; q < 16 && p + q < K2; ++q) _mm512_storeu_si512(out + ((p + q) * Np + n) * 2, r[q]);
+      if (p + 16 <= K2) {
+#pragma GCC unroll 16
+        for (int q = 0; q < 16; ++q) _mm512_storeu_si512(out + ((p + q) * Np + n) * 2, r[q]);
+      } else {
+        for (int q = 0; p + q < K2; ++q) _mm512_storeu_si512(out + ((p + q) * Np + n) * 2, r[q]);
+      }
     }
 }
 
@@ -149,6 +160,13 @@ NL_BF16_TARGET inline __attribute__((always_inline)) void store_tile(const Mixed
   const __m512 va = _mm512_set1_ps((float)g.alpha), vb = _mm512_set1_ps((float)g.beta);
   const __mmask16 m[2] = {mask16(cols), mask16(cols - 16)};
   const int nv = cols > 16 ? 2 : 1;
+  if constexpr (Bf16 && !Beta)
+    if (cols == 32) {  // a whole strip: both halves of a row rounded by one vcvtne2ps2bf16 (round32_avx512bf16)
+      for (int r = 0; r < R; ++r)
+        _mm512_storeu_si512(static_cast<u16*>(C) + (i0 + r) * g.ldc + j,
+                            round32_avx512bf16(_mm512_mul_ps(va, acc[r * 2]), _mm512_mul_ps(va, acc[r * 2 + 1])));
+      return;
+    }
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < nv; ++v) {
       const int64_t off = (i0 + r) * g.ldc + j + 16 * v;
