@@ -1,10 +1,7 @@
 // float32 <-> bfloat16 conversion kernels of the CPU backend (bf16_convert.h) and the bfloat16 copy /
 // fill kernels built on them. The vector paths are compiled with target attributes and chosen at run
 // time, so a build without -march=native still uses them; all give the bits of float_to_bf16_bits.
-// GCC 12's AVX-512 intrinsics fill their "undefined" operands with a self-initialised variable, which
-// -Wmaybe-uninitialized reports wherever they are inlined (GCC bug 105593): silenced for this file.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
+#include "backends/cpu/avx512_intrinsics.h"  // first: GCC 12's intrinsics warnings
 
 #include <stdexcept>
 #include <string>

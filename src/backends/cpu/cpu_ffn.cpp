@@ -5,6 +5,8 @@
 // autocast the FFN's hidden layer is bfloat16: the forward writes it rounded once and the backward
 // reads it (and writes the gradient fc1's products read) in bfloat16, widening and rounding each element
 // inside the loops, so neither needs a separate cast pass.
+#include "backends/cpu/avx512_intrinsics.h"  // first: GCC 12's intrinsics warnings
+
 #include <type_traits>
 
 #include "backends/cpu/bf16_simd.h"

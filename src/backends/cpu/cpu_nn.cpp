@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/prefetch.h"
 #include "backends/profiler.h"
 #include "backends/cpu/threads.h"
 #include "backends/cpu/typed_rows.h"
@@ -131,10 +132,6 @@ namespace {
 // Rows of a table gathered in a data-dependent order miss the caches (the hardware prefetchers cannot
 // guess the next one): the row kGatherAhead entries on is asked for while this one moves.
 constexpr int64_t kGatherAhead = 8;
-void prefetch_bytes(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b);
-}
 }  // namespace
 
 void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Desc& idx) {
@@ -152,7 +149,7 @@ void CpuBackend::index_select_rows(const Desc& out, const Desc& table, const Des
   char* o = static_cast<char*>(out.data);
 #pragma omp parallel for schedule(static) if (n * D >= kParallelGrain)
   for (int64_t i = 0; i < n; ++i) {
-    if (i + kGatherAhead < n) prefetch_bytes(t + (size_t)ix[i + kGatherAhead] * row, row);
+    if (i + kGatherAhead < n) cpu::prefetch_block(t + (size_t)ix[i + kGatherAhead] * row, 1, (int64_t)row, 0, false);
     std::memcpy(o + (size_t)i * row, t + (size_t)ix[i] * row, row);
   }
 }
@@ -166,7 +163,7 @@ void CpuBackend::index_add_rows(const Desc& table, const Desc& idx, const Desc& 
     T* t = static_cast<T*>(table.data);
     const T* s = static_cast<const T*>(src.data);
     for (int64_t i = 0; i < n; ++i) {  // serial: rows may repeat
-      if (i + kGatherAhead < n) prefetch_bytes(t + ix[i + kGatherAhead] * D, (size_t)D * sizeof(T));
+      if (i + kGatherAhead < n) cpu::prefetch_block(t + ix[i + kGatherAhead] * D, 1, D * (int64_t)sizeof(T), 0, true);
       for (int64_t d = 0; d < D; ++d) t[ix[i] * D + d] += s[i * D + d];
     }
   });

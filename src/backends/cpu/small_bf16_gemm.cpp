@@ -4,9 +4,7 @@
 // packed as [K/2][N][2] (the two k of a pair side by side for each column, a zero pads an odd K), a row
 // of op(A) is read as k pairs (one 32-bit word, broadcast to every lane), and a tile of R rows × 32
 // columns of C lives in 2R zmm accumulators over all of K.
-// GCC 12's AVX-512 intrinsics fill their "undefined" operands with a self-initialised variable, which
-// -Wmaybe-uninitialized reports wherever they are inlined (GCC bug 105593): silenced for this file.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "backends/cpu/avx512_intrinsics.h"  // first: GCC 12's intrinsics warnings
 #include "backends/cpu/small_bf16_gemm.h"
 
 #include <omp.h>
@@ -19,6 +17,7 @@
 
 #include "backends/cpu/bf16_simd.h"
 #include "backends/cpu/cpu_features.h"
+#include "backends/cpu/prefetch.h"
 #include "backends/cpu/threads.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -208,16 +207,6 @@ NL_BF16_TARGET void strip(const MixedGemm& g, int64_t K2, PairRows A, const u16*
     default: return;
   }
   store_tile<Bf16, Beta>(g, C, i, rest, j, cols, acc);
-}
-
-// The block of `rows` rows of `bytes` bytes at p (rows `ld` bytes apart) into the caches; `write` for
-// an output.
-inline void prefetch_block(const void* p, int64_t rows, int64_t bytes, int64_t ld, bool write) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const char* row = static_cast<const char*>(p) + r * ld;
-    for (int64_t c = 0; c < bytes; c += 64) write ? __builtin_prefetch(row + c, 1) : __builtin_prefetch(row + c);
-    write ? __builtin_prefetch(row + bytes - 1, 1) : __builtin_prefetch(row + bytes - 1);
-  }
 }
 
 const u16* mat(const GemmMatrix& m, int64_t o, int64_t b) {

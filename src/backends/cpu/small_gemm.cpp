@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/prefetch.h"
 #include "backends/cpu/threads.h"
 #ifdef __AVX512F__
 #include <immintrin.h>
@@ -22,13 +23,9 @@ namespace nl::cpu {
 namespace {
 constexpr int kRows = 8;  // rows per register tile: 8 × 2 zmm accumulators
 
-// The `rows` × `cols` block at p (row stride ld) into the caches; `write` for an output.
-inline void prefetch_block(const float* p, int64_t rows, int64_t cols, int64_t ld, bool write) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = p + r * ld;
-    for (int64_t c = 0; c < cols; c += 16) write ? __builtin_prefetch(row + c, 1) : __builtin_prefetch(row + c);
-    write ? __builtin_prefetch(row + cols - 1, 1) : __builtin_prefetch(row + cols - 1);  // a row's last line
-  }
+// The `rows` × `cols` float block at p (row stride ld) into the caches; `write` for an output.
+inline void prefetch_floats(const float* p, int64_t rows, int64_t cols, int64_t ld, bool write) {
+  prefetch_block(p, rows, cols * 4, ld * 4, write);
 }
 
 // Rows [i0, i0 + R) and the (up to) 32 columns of Bp's rows selected by masks m0, m1 of
@@ -114,9 +111,9 @@ void small_sgemm_grid(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
       float* c = C + o * outerC + b * strideC;
       if (n + 1 < n1) {  // the next product's operands, while this one computes
         const int64_t o1 = (n + 1) / batch, b1 = (n + 1) % batch;
-        prefetch_block(A.p + o1 * A.outer + b1 * A.stride, ta ? K : M, ta ? M : K, A.ld, false);
-        prefetch_block(B.p + o1 * B.outer + b1 * B.stride, tb ? N : K, tb ? K : N, B.ld, false);
-        prefetch_block(C + o1 * outerC + b1 * strideC, M, N, ldc, true);
+        prefetch_floats(A.p + o1 * A.outer + b1 * A.stride, ta ? K : M, ta ? M : K, A.ld, false);
+        prefetch_floats(B.p + o1 * B.outer + b1 * B.stride, tb ? N : K, tb ? K : N, B.ld, false);
+        prefetch_floats(C + o1 * outerC + b1 * strideC, M, N, ldc, true);
       }
       const float* Bp = bm;
       int64_t ldbp = B.ld;
