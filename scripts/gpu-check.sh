@@ -58,7 +58,7 @@ if [ $PREPARE = 1 ]; then
   SRC=${NORMLAB_DATA_ROOT:-$ROOT/../shared/data}/multi30k
   [ -d "$CARRY/data-bin/multi30k" ] || "$NL" data prepare multi30k --data "$SRC" --out "$CARRY/data-bin/multi30k"
   B=$(dirname "$NL")
-  if [ -f "$B/libnormlab_cuda.so" ] && grep -q '^CMAKE_CUDA_ARCHITECTURES:STRING=.*90' "$B/CMakeCache.txt" 2>/dev/null; then
+  if [ -f "$B/libnormlab_cuda.so" ] && grep -q '^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=.*90' "$B/CMakeCache.txt" 2>/dev/null; then
     cmake --build "$B" --target normlab_cli normlab_cuda normlab_cuda_tests normlab_op_check
     mkdir -p "$CARRY/prebuilt/tests"
     cp "$B/normlab" "$B/libnormlab_cuda.so" "$CARRY/prebuilt/"
