@@ -23,6 +23,7 @@
 
 #include "autograd/functions.h"
 #include "autograd/memory.h"
+#include "backends/cpu/bf16_dot_rate.h"
 #include "backends/cpu/cpu_features.h"
 #include "backends/mixed_precision.h"
 #include "backends/profiler.h"
@@ -263,31 +264,37 @@ double measured_clock_ghz() {
 #endif
 }
 
-// The CPU's bfloat16 peak per core in GFLOP/s, an estimate: FLOP per cycle of its bfloat16 unit (AMX-BF16:
-// 1024; AVX512_BF16: 64 on AMD Zen 4, whose 512-bit vdpbf16ps issues once per cycle, 128 on Intel's two FMA
-// ports) times the measured clock (measured_clock_ghz; /proc/cpuinfo's nominal clock where it cannot be
-// measured). 0 when unknown.
-double bf16_peak_gflops_per_core(std::string* how) {
+// The peak per core in GFLOP/s of the instruction the bfloat16 step's products run on, and what it is: with
+// products native, AMX-BF16's 1024 FLOP a cycle times the measured clock (measured_clock_ghz; /proc/cpuinfo's
+// nominal clock where it cannot be measured), or vdpbf16ps's measured rate (cpu/bf16_dot_rate.h: 12
+// independent chains; 1 instruction a cycle on Zen 4, 0.5 on Emerald Rapids); with products in float32
+// (cpu_bf16_products_native() false) the measured float32 FMA rate. 0 when unknown.
+double bf16_step_peak_gflops_per_core(std::string* how) {
   const auto& f = nl::cpu::cpu_features();
-  double mhz = 0;
-  bool amd = false;
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("cpu MHz", 0) == 0 && mhz == 0) mhz = std::atof(line.substr(line.find(':') + 1).c_str());
-    if (line.rfind("vendor_id", 0) == 0) amd = line.find("AuthenticAMD") != std::string::npos;
+  const nl::cpu::Bf16DotRate& r = nl::cpu::bf16_dot_rate();
+  char b[240];
+  if (!nl::cpu_bf16_products_native()) {
+    if (r.fma_gflops <= 0) return 0;
+    std::snprintf(b, sizeof b, "products in float32 here; float32 FMA %.0f GFLOP/s a core, measured", r.fma_gflops);
+    *how = b;
+    return r.fma_gflops;
   }
-  const int per_cycle = f.amx_bf16 ? 1024 : f.avx512_bf16 ? (amd ? 64 : 128) : 0;
-  if (per_cycle == 0) return 0;
+  if (!f.amx_bf16) {
+    std::snprintf(b, sizeof b, "vdpbf16ps %.0f GFLOP/s a core, measured", r.bf16_gflops);
+    *how = b;
+    return r.bf16_gflops;
+  }
+  double mhz = 0;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line) && mhz == 0;)
+    if (line.rfind("cpu MHz", 0) == 0) mhz = std::atof(line.substr(line.find(':') + 1).c_str());
   const double measured = measured_clock_ghz();
   const double ghz = measured > 0 ? measured : mhz / 1000.0;
   if (ghz <= 0) return 0;
-  if (how) {
-    char b[200];
-    std::snprintf(b, sizeof b, "%d FLOP/cycle (%s) x %.2f GHz (%s)", per_cycle, f.amx_bf16 ? "AMX-BF16" : "AVX512_BF16",
-                  ghz, measured > 0 ? "measured by a chain of dependent adds" : "/proc/cpuinfo, nominal");
-    *how = b;
-  }
-  return per_cycle * ghz;
+  std::snprintf(b, sizeof b, "1024 FLOP/cycle (AMX-BF16) x %.2f GHz (%s)", ghz,
+                measured > 0 ? "measured by a chain of dependent adds" : "/proc/cpuinfo, nominal");
+  *how = b;
+  return 1024 * ghz;
 }
 
 // The PyTorch result of all rounds as one: the first round's object with the step statistics, rates
@@ -445,7 +452,7 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
               << "\n(speed-up: float32 / bf16 step time, above 1 = bf16 faster; the float32 step ran in a child "
                  "process, so each peak RSS is its own)\n\n";
   std::string peak_how;
-  const double peak = bf16 ? bf16_peak_gflops_per_core(&peak_how) : 0.0;
+  const double peak = bf16 ? bf16_step_peak_gflops_per_core(&peak_how) : 0.0;
   for (auto& r : report["runs"]) {
     std::cout << "time share, normlab, " << r["threads"] << " thread(s), " << a.profile_steps << " profiled steps:\n";
     std::vector<std::pair<double, std::string>> sh;
@@ -471,7 +478,7 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
                 nr["step_gflop"].get<double>(), gemm_rate,
                 gemm_rate > 0 ? 1000.0 * nr["step_gflop"].get<double>() / gemm_rate : 0.0);
     if (bf16 && peak > 0)
-      std::printf("  bfloat16 products at %.0f%% of this CPU's bf16 peak, %.0f GFLOP/s for %d thread(s) (%s)\n",
+      std::printf("  products at %.0f%% of their instruction's peak, %.0f GFLOP/s for %d thread(s) (%s)\n",
                   100.0 * gemm_rate / (peak * r["threads"].get<int>()), peak * r["threads"].get<int>(),
                   r["threads"].get<int>(), peak_how.c_str());
     else if (bf16)
@@ -487,6 +494,7 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
   if (!a.json_out.empty()) {
     // The machine and build the numbers came from (commit, CPU model and flags), as in results.json.
     report["environment"] = run_environment(a.threads.empty() ? 1 : a.threads.front());
+    if (bf16) report["environment"]["bf16"] = nl::cpu_bf16_info();  // which path the products took, and why
     write_file_atomic(a.json_out, report.dump(2) + "\n");
     std::cout << "written: " << a.json_out << "\n";
   }

@@ -1,7 +1,5 @@
 #include "engine/trainer_settings.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include "backends/mixed_precision.h"
@@ -84,13 +82,10 @@ void set_precision(const json& s, nl::Device device) {
     throw std::invalid_argument("--bf16 needs bfloat16 products, and this normlab was built without oneDNN: install "
                                 "libdnnl-dev (scripts/install-deps.sh) and rebuild, or drop --bf16");
   static bool said = false;  // one line per process, however many runs it trains
-  const char* env = std::getenv("NORMLAB_BF16_FALLBACK");
-  const bool forced = env && *env && std::strcmp(env, "0") != 0;
-  if (!nl::cpu_native_bf16() && !said) {
+  if (!nl::cpu_bf16_products_native() && !said) {  // throws for a bad NORMLAB_BF16_PRODUCTS, before training
     said = true;
-    std::cerr << "normlab: this CPU has no native bfloat16 (AVX512_BF16 or AMX"
-              << (forced ? "; NORMLAB_BF16_FALLBACK is set" : "")
-              << "): --bf16 is emulated and slower than float32 here\n";
+    std::cerr << "normlab: --bf16 products run in float32 on the bfloat16 operands here (" << nl::cpu_bf16_info()
+              << "): the same values, about float32's speed rather than faster\n";
   }
 }
 

@@ -7,16 +7,22 @@
 
 namespace nl {
 
-/// True when the CPU runs bfloat16 products and conversions in hardware (AVX512_BF16 or AMX-BF16) and
-/// the environment variable NORMLAB_BF16_FALLBACK is unset, empty or "0". Without it bfloat16 stays
-/// correct but is emulated: products upcast to float32 and run on OpenBLAS, so --bf16 is slower than
-/// float32 there. NORMLAB_BF16_FALLBACK=1 forces that path on any CPU (tests compare the two); it is
-/// read at each call.
+/// True when the CPU has bfloat16 instructions (AVX512_BF16 or AMX-BF16) and the environment variable
+/// NORMLAB_BF16_FALLBACK is unset, empty or "0": conversions then use vcvtneps2bf16. NORMLAB_BF16_FALLBACK=1
+/// forces the emulated path of conversions and products on any CPU (tests compare the two); it is read
+/// at each call.
 bool cpu_native_bf16();
+/// True when the CPU's bfloat16 products run natively (oneDNN, normlab's vdpbf16ps kernel): cpu_native_bf16()
+/// and the CPU's products pay — AMX-BF16, or vdpbf16ps at least at the float32 FMA rate, measured once (Zen 4:
+/// 2x; Intel cores without AMX: 0.5x). Otherwise they run as float32 products of the widened operands, the
+/// same values up to summation order (cpu/bf16_dot_rate.h: NORMLAB_BF16_PRODUCTS=native|float32 overrides;
+/// throws std::invalid_argument for another value).
+bool cpu_bf16_products_native();
 /// True when this build can run bfloat16 products on the CPU (built with oneDNN, libdnnl-dev).
 bool cpu_bf16_products_available();
 /// One line for --version and logs: the CPU's bfloat16 support, the path the products take and the
-/// instruction set oneDNN uses, e.g. "native (AVX512_BF16), oneDNN 2.6.3 on avx512_core_bf16".
+/// instruction set oneDNN uses, e.g. "conversions native (AVX512_BF16), products native (vdpbf16ps at 2.0x the
+/// float32 FMA rate ...), oneDNN 2.6.3 on avx512_core_bf16".
 std::string cpu_bf16_info();
 
 /// Whether float32 products on a GPU may use TF32 tensor cores (10-bit mantissa inputs, float32

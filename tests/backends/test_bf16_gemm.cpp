@@ -98,29 +98,36 @@ TEST_CASE("bf16 gemm: Transformer products equal the exact product of the rounde
   NL_SKIP_WITHOUT_ONEDNN();
   for (const Case& c : transformer_cases()) {
     INFO(c.name << " on " << cpu_bf16_info());
-    const Tensor native = matmul(c.a, c.b);
-    CHECK(native.dtype() == DType::Float32);
-    CHECK(excess(native, c.a, c.b) <= 0.0);
-    Tensor emulated;
-    {
-      EnvGuard g("NORMLAB_BF16_FALLBACK", "1");
-      emulated = matmul(c.a, c.b);
+    // Every path: native (forced where the CPU has bfloat16 instructions, whatever its rates choose), float32
+    // products of the widened operands, and the emulated path of a CPU without bfloat16 instructions.
+    std::vector<std::pair<const char*, const char*>> paths = {{"NORMLAB_BF16_PRODUCTS", "float32"},
+                                                              {"NORMLAB_BF16_FALLBACK", "1"}};
+    if (cpu::cpu_features().avx512_bf16 || cpu::cpu_features().amx_bf16)
+      paths.insert(paths.begin(), {"NORMLAB_BF16_PRODUCTS", "native"});
+    std::vector<Tensor> results;
+    for (const auto& [var, value] : paths) {
+      INFO(var << "=" << value);
+      EnvGuard g(var, value);
+      const Tensor y = matmul(c.a, c.b);
+      CHECK(y.dtype() == DType::Float32);
+      CHECK(excess(y, c.a, c.b) <= 0.0);
+      // The same product twice gives the same bits (a cached primitive, no run-to-run variation).
+      CHECK(max_abs_diff(matmul(c.a, c.b), y) == 0.0);
+      results.push_back(y);
     }
-    CHECK(excess(emulated, c.a, c.b) <= 0.0);
-    // Both within the bound of one exact value, so within twice the bound of each other; in practice
+    // All within the bound of one exact value, so within twice the bound of each other; in practice
     // they differ only by summation order.
-    const double scale = max_abs_diff(native, Tensor::zeros(native.shape()));
-    CHECK(max_abs_diff(native, emulated) <= 1e-5 * scale);
-    // The same product twice gives the same bits (a cached primitive, no run-to-run variation).
-    CHECK(max_abs_diff(matmul(c.a, c.b), native) == 0.0);
+    const double scale = max_abs_diff(results[0], Tensor::zeros(results[0].shape()));
+    for (size_t i = 1; i < results.size(); ++i) CHECK(max_abs_diff(results[0], results[i]) <= 1e-5 * scale);
   }
 }
 
 TEST_CASE("bf16 gemm: bfloat16 results round the float32 accumulator once", "[bf16][gemm]") {
   NL_SKIP_WITHOUT_ONEDNN();
-  for (bool fallback : {false, true}) {
-    INFO("fallback " << fallback);
-    EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+  for (const char* products : {"native", "float32"}) {  // C rounded by oneDNN, by the blocked products
+    if (std::string(products) == "native" && !cpu::cpu_features().avx512_bf16 && !cpu::cpu_features().amx_bf16) continue;
+    INFO("products " << products);
+    EnvGuard g("NORMLAB_BF16_PRODUCTS", products);
     const Tensor a = bf16_randn({96, 200}, 21), b = bf16_randn({200, 72}, 22);
     const Tensor c = matmul(a, b, DType::BFloat16);
     CHECK(c.dtype() == DType::BFloat16);
@@ -152,9 +159,10 @@ TEST_CASE("bf16 gemm: addmm_relu_out gives the bits of the float32 product, bias
           "paths",
           "[bf16][gemm]") {
   NL_SKIP_WITHOUT_ONEDNN();
-  for (bool fallback : {false, true}) {
-    INFO("fallback " << fallback);
-    EnvGuard g("NORMLAB_BF16_FALLBACK", fallback ? "1" : "0");
+  for (const char* products : {"native", "float32"}) {  // C rounded by oneDNN, by the blocked products
+    if (std::string(products) == "native" && !cpu::cpu_features().avx512_bf16 && !cpu::cpu_features().amx_bf16) continue;
+    INFO("products " << products);
+    EnvGuard g("NORMLAB_BF16_PRODUCTS", products);
     const Tensor a = bf16_randn({300, 128}, 41), b = bf16_randn({128, 200}, 42);
     manual_seed(43);
     const Tensor bias = Tensor::randn({200});

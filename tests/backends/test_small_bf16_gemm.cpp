@@ -12,10 +12,13 @@
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/small_bf16_gemm.h"
 #include "backends/cpu/threads.h"
+#include "bf16_grid_case.h"
 #include "bf16_test_util.h"
 #include "tensor/bfloat16.h"
 
 using namespace nl;
+using nltest::GridCase;
+using nltest::worst_excess;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -25,95 +28,6 @@ bool skip_without_avx512_bf16() {
   std::cout << nltest::kSkipMarker << " this CPU has no AVX512_BF16 (the small bfloat16 kernel does not run)"
             << std::endl;
   return true;
-}
-
-// A grid of outer × batch products with padded rows (ld = cols + 3) and gaps between matrices, as the
-// attention's heads-last views have, filled with random bfloat16 values.
-struct GridCase {
-  int64_t M, N, K, batch, outer;
-  bool ta, tb;
-  DType c;
-  double alpha, beta;
-  std::vector<uint16_t> a, b, c16;
-  std::vector<float> c32;
-  int64_t lda, ldb, ldc, sA, sB, sC, oA, oB, oC;
-
-  GridCase(int64_t m, int64_t n, int64_t k, bool ta_, bool tb_, DType c_, double alpha_, double beta_, uint32_t seed,
-           int64_t batch_ = 2, int64_t outer_ = 3)
-      : M(m), N(n), K(k), batch(batch_), outer(outer_), ta(ta_), tb(tb_), c(c_), alpha(alpha_), beta(beta_) {
-    const int64_t ar = ta ? K : M, ac = ta ? M : K, br = tb ? N : K, bc = tb ? K : N;
-    lda = ac + 3, ldb = bc + 3, ldc = N + 3;
-    sA = ar * lda + 5, sB = br * ldb + 5, sC = M * ldc + 5;
-    oA = sA * batch + 7, oB = sB * batch + 7, oC = sC * batch + 7;
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d;
-    auto fill16 = [&](std::vector<uint16_t>& v, int64_t n) {
-      v.resize((size_t)n);
-      for (auto& x : v) x = float_to_bf16_bits(d(rng));
-    };
-    fill16(a, oA * outer);
-    fill16(b, oB * outer);
-    fill16(c16, oC * outer);
-    c32.resize((size_t)(oC * outer));
-    for (auto& x : c32) x = d(rng);
-  }
-  MixedGemm gemm() {
-    MixedGemm g;
-    g.c = c;
-    g.M = M, g.N = N, g.K = K, g.batch = batch, g.outer = outer, g.alpha = alpha, g.beta = beta;
-    g.A = {a.data(), lda, sA, oA, ta};
-    g.B = {b.data(), ldb, sB, oB, tb};
-    g.C = c == DType::BFloat16 ? (void*)c16.data() : (void*)c32.data();
-    g.ldc = ldc, g.strideC = sC, g.outerC = oC;
-    return g;
-  }
-  double av(int64_t o, int64_t bt, int64_t i, int64_t k) const {
-    return bf16_bits_to_float(a[(size_t)(o * oA + bt * sA + (ta ? k * lda + i : i * lda + k))]);
-  }
-  double bv(int64_t o, int64_t bt, int64_t k, int64_t j) const {
-    return bf16_bits_to_float(b[(size_t)(o * oB + bt * sB + (tb ? j * ldb + k : k * ldb + j))]);
-  }
-  double cv(const std::vector<uint16_t>& v16, const std::vector<float>& v32, int64_t o, int64_t bt, int64_t i,
-            int64_t j) const {
-    const size_t at = (size_t)(o * oC + bt * sC + i * ldc + j);
-    return c == DType::BFloat16 ? bf16_bits_to_float(v16[at]) : v32[at];
-  }
-};
-
-// Runs g's product on a copy of its C and returns the largest violation of
-// |got - want| <= K 2^-23 alpha (|A| @ |B|) + 2^-23 |beta C| + (bfloat16 C: 2^-8 |want|), want exact in float64
-// (<= 0: within the bound), and that padding between the rows and matrices of C is untouched.
-double worst_excess(GridCase& gc) {
-  const std::vector<uint16_t> old16 = gc.c16;
-  const std::vector<float> old32 = gc.c32;
-  cpu::small_bf16_gemm_grid(gc.gemm());
-  double worst = -1.0;
-  for (int64_t o = 0; o < gc.outer; ++o)
-    for (int64_t bt = 0; bt < gc.batch; ++bt)
-      for (int64_t i = 0; i < gc.M; ++i)
-        for (int64_t j = 0; j < gc.N; ++j) {
-          double exact = 0, scale = 0;
-          for (int64_t k = 0; k < gc.K; ++k) {
-            exact += gc.av(o, bt, i, k) * gc.bv(o, bt, k, j);
-            scale += std::fabs(gc.av(o, bt, i, k) * gc.bv(o, bt, k, j));
-          }
-          const double oldc = gc.beta != 0.0 ? gc.cv(old16, old32, o, bt, i, j) : 0.0;
-          const double want = gc.alpha * exact + gc.beta * oldc;
-          const double bound = (double)gc.K * std::ldexp(1.0, -23) * std::fabs(gc.alpha) * scale +
-                               std::ldexp(1.0, -23) * std::fabs(gc.beta * oldc) +
-                               (gc.c == DType::BFloat16 ? std::ldexp(1.0, -8) * std::fabs(want) : 0.0) + 1e-30;
-          worst = std::max(worst, std::fabs(gc.cv(gc.c16, gc.c32, o, bt, i, j) - want) / bound - 1.0);
-        }
-  // Elements of C outside the products (row padding, gaps) keep their old values.
-  for (size_t at = 0; at < old32.size(); ++at) {
-    const int64_t o = (int64_t)at / gc.oC, rem = (int64_t)at % gc.oC, bt = rem / gc.sC, in = rem % gc.sC;
-    const bool inside = o < gc.outer && bt < gc.batch && in / gc.ldc < gc.M && in % gc.ldc < gc.N;
-    if (!inside) {
-      CHECK(gc.c16[at] == old16[at]);
-      CHECK(gc.c32[at] == old32[at]);
-    }
-  }
-  return worst;
 }
 
 }  // namespace
@@ -138,7 +52,7 @@ TEST_CASE("small bf16 gemm: every transposition, odd sizes, alpha, beta and both
                       << dtype_name(c) << " alpha " << alpha << " beta " << beta);
             GridCase gc(s.M, s.N, s.K, ta, tb, c, alpha, beta, seed++);
             REQUIRE(cpu::small_bf16_gemm_fits(gc.gemm()));
-            CHECK(worst_excess(gc) <= 0.0);
+            CHECK(worst_excess(gc, cpu::small_bf16_gemm_grid) <= 0.0);
           }
 }
 
@@ -148,10 +62,13 @@ TEST_CASE("small bf16 gemm: gemm_mixed sends the attention's head products to it
   if (skip_without_avx512_bf16()) return;
   NL_SKIP_WITHOUT_ONEDNN();
   GridCase head(32, 32, 32, false, true, DType::Float32, 0.17, 0.0, 7);
-  CHECK_THAT(cpu::bf16_gemm_impl(head.gemm()), Contains("small-product kernel"));
-  {  // the emulated path (NORMLAB_BF16_FALLBACK) does not take it
-    nltest::EnvGuard g("NORMLAB_BF16_FALLBACK", "1");
-    CHECK_THAT(cpu::bf16_gemm_impl(head.gemm()), Contains("fallback"));
+  {  // native products (chosen by the CPU's rates unless forced, as here)
+    nltest::EnvGuard g("NORMLAB_BF16_PRODUCTS", "native");
+    CHECK_THAT(cpu::bf16_gemm_impl(head.gemm()), Contains("small-product kernel"));
+  }
+  for (const char* var : {"NORMLAB_BF16_FALLBACK", "NORMLAB_BF16_PRODUCTS"}) {  // float32 products do not take it
+    nltest::EnvGuard g(var, std::string(var) == "NORMLAB_BF16_FALLBACK" ? "1" : "float32");
+    CHECK_THAT(cpu::bf16_gemm_impl(head.gemm()), Contains("float32 products of the widened operands"));
   }
   MixedGemm g = head.gemm();
   const std::vector<float> bias(32, 1.0f);

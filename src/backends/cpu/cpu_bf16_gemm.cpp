@@ -1,12 +1,12 @@
 // Mixed-precision products of the CPU backend (Backend::gemm_mixed): bfloat16 operands, float32
-// accumulation, float32 or bfloat16 result, the bias fused as a post-op, ReLU a pass after it. On a CPU with native
-// bfloat16 (AVX512_BF16, AMX) they run on oneDNN's matmul primitive, created once per shape and layout
-// and cached, except small ones without bias or ReLU (the attention's per-head grid), which run on
-// normlab's own vdpbf16ps kernel (small_bf16_gemm.h); elsewhere (or with NORMLAB_BF16_FALLBACK=1) the operands are widened to float32 and the
-// product runs on OpenBLAS's sgemm: the same values up to float32 summation order, but slower than a
-// float32 product. Without oneDNN in the build the products refuse to run (mixed_precision.h).
+// accumulation, float32 or bfloat16 result, the bias fused as a post-op, ReLU a pass after it. Where this
+// CPU's bfloat16 products pay (cpu_bf16_products_native: AMX, or vdpbf16ps at least as fast as float32
+// FMAs, as on Zen 4) they run on oneDNN's matmul primitive, created once per shape and layout and cached,
+// except small ones without bias or ReLU (the attention's per-head grid), which run on normlab's own
+// vdpbf16ps kernel (small_bf16_gemm.h); elsewhere as float32 products of the widened operands
+// (bf16_float32_gemm.h): the same values up to float32 summation order. Without oneDNN in the build the
+// products refuse to run (mixed_precision.h).
 #include <algorithm>
-#include <cblas.h>
 #include <climits>
 #include <list>
 #include <map>
@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/bf16_dot_rate.h"
+#include "backends/cpu/bf16_float32_gemm.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_features.h"
 #include "backends/cpu/small_bf16_gemm.h"
@@ -58,62 +60,6 @@ void relu_grid(const MixedGemm& g) {
     }
   }
 }
-
-// C = act(C + bias) on a float32 [M, N] matrix with row stride ldc (the fallback's epilogue).
-void bias_relu_f32(float* C, int64_t M, int64_t N, int64_t ldc, const float* bias, bool relu) {
-  if (!bias && !relu) return;
-  for (int64_t m = 0; m < M; ++m) {
-    float* c = C + m * ldc;
-    if (bias)
-      for (int64_t n = 0; n < N; ++n) c[n] += bias[n];
-    if (relu)
-      for (int64_t n = 0; n < N; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];  // NaN stays NaN (as oneDNN, PyTorch)
-  }
-}
-
-// The emulated path: every product widened to float32 (exact), sgemm, epilogue, rounded once to C's dtype.
-class Fallback {
- public:
-  explicit Fallback(const MixedGemm& g) : g_(g) {}
-  void run() {
-    for (int64_t o = 0; o < g_.outer; ++o)
-      for (int64_t b = 0; b < g_.batch; ++b) one(o, b);
-  }
-
- private:
-  // A stored matrix (rows × cols with leading dim ld) widened into a dense float32 buffer.
-  const float* widen(std::vector<float>& buf, const uint16_t* src, int64_t rows, int64_t cols, int64_t ld) {
-    buf.resize((size_t)(rows * cols));
-    for (int64_t r = 0; r < rows; ++r) cpu::bf16_to_float(src + r * ld, buf.data() + r * cols, cols);
-    return buf.data();
-  }
-  void one(int64_t o, int64_t b) {
-    const MixedGemm& g = g_;
-    const int64_t ar = g.A.trans ? g.K : g.M, ac = g.A.trans ? g.M : g.K;
-    const int64_t br = g.B.trans ? g.N : g.K, bc = g.B.trans ? g.K : g.N;
-    const float* A = widen(a_, mat16(g.A, o, b), ar, ac, g.A.ld);
-    const float* B = widen(b_, mat16(g.B, o, b), br, bc, g.B.ld);
-    const auto TA = g.A.trans ? CblasTrans : CblasNoTrans, TB = g.B.trans ? CblasTrans : CblasNoTrans;
-    const int64_t coff = o * g.outerC + b * g.strideC;
-    if (g.c == DType::Float32) {
-      float* C = static_cast<float*>(g.C) + coff;
-      cblas_sgemm(CblasRowMajor, TA, TB, (int)g.M, (int)g.N, (int)g.K, (float)g.alpha, A, (int)std::max<int64_t>(ac, 1),
-                  B, (int)std::max<int64_t>(bc, 1), (float)g.beta, C, (int)std::max<int64_t>(g.ldc, 1));
-      bias_relu_f32(C, g.M, g.N, g.ldc, g.bias, g.relu);
-      return;
-    }
-    uint16_t* C = static_cast<uint16_t*>(g.C) + coff;
-    c_.assign((size_t)(g.M * g.N), 0.0f);
-    if (g.beta != 0.0)
-      for (int64_t m = 0; m < g.M; ++m) cpu::bf16_to_float(C + m * g.ldc, c_.data() + m * g.N, g.N);
-    cblas_sgemm(CblasRowMajor, TA, TB, (int)g.M, (int)g.N, (int)g.K, (float)g.alpha, A, (int)std::max<int64_t>(ac, 1),
-                B, (int)std::max<int64_t>(bc, 1), (float)g.beta, c_.data(), (int)std::max<int64_t>(g.N, 1));
-    bias_relu_f32(c_.data(), g.M, g.N, g.N, g.bias, g.relu);
-    for (int64_t m = 0; m < g.M; ++m) cpu::float_to_bf16(c_.data() + m * g.N, C + m * g.ldc, g.N);
-  }
-  const MixedGemm& g_;
-  std::vector<float> a_, b_, c_;
-};
 
 #ifdef NORMLAB_WITH_ONEDNN
 using dnnl::memory;
@@ -293,24 +239,26 @@ void CpuBackend::gemm_mixed(const MixedGemm& g) {
     throw std::runtime_error(
         "bfloat16 products on the CPU need oneDNN, which this build of normlab lacks: install libdnnl-dev "
         "(scripts/install-deps.sh) and rebuild, or compute in float32");
-  prof::Scope prof_scope(prof::Cat::Gemm);
-  prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
 #ifdef NORMLAB_WITH_ONEDNN
-  if (g.K > 0 && cpu_native_bf16()) return cpu::small_bf16_gemm_fits(g) ? cpu::small_bf16_gemm_grid(g) : onednn_gemm(g);
+  if (g.K > 0 && cpu_bf16_products_native()) {
+    prof::Scope prof_scope(prof::Cat::Gemm);
+    prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
+    return cpu::small_bf16_gemm_fits(g) ? cpu::small_bf16_gemm_grid(g) : onednn_gemm(g);
+  }
 #endif
-  Fallback(g).run();
+  cpu::bf16_gemm_float32(*this, g);  // times and counts its float32 products itself
 }
 
 std::string cpu::bf16_gemm_impl(const MixedGemm& g) {
   if (!cpu_bf16_products_available()) return "unavailable (no oneDNN)";
 #ifdef NORMLAB_WITH_ONEDNN
-  if (g.K > 0 && cpu_native_bf16()) {
+  if (g.K > 0 && cpu_bf16_products_native()) {
     if (cpu::small_bf16_gemm_fits(g)) return "normlab small-product kernel (avx512_bf16 vdpbf16ps)";
     const PrimPtr p = prim_for(g);
     return per_product(g, *p) ? "per product: " + prim_for(product_of(g, 0, 0))->impl : p->impl;
   }
 #endif
-  return "fallback: float32 sgemm";
+  return "float32 products of the widened operands";
 }
 
 bool cpu_bf16_products_available() {
@@ -321,11 +269,15 @@ bool cpu_bf16_products_available() {
 #endif
 }
 
+bool cpu_bf16_products_native() { return cpu_native_bf16() && cpu::bf16_products_choice().native; }
+
 std::string cpu_bf16_info() {
   const auto& f = cpu::cpu_features();
-  std::string s = cpu_native_bf16() ? std::string("native (") + (f.amx_bf16 ? "AMX-BF16" : "AVX512_BF16") + ")"
-                  : cpu::bf16_fallback_forced() ? "emulated (NORMLAB_BF16_FALLBACK is set): float32 products"
-                                                : "emulated (no AVX512_BF16 or AMX on this CPU): float32 products";
+  const cpu::Bf16ProductsChoice c = cpu::bf16_products_choice();
+  std::string s = cpu_native_bf16() ? std::string("conversions native (") + (f.avx512_bf16 ? "AVX512_BF16" : "AMX-BF16") + ")"
+                  : cpu::bf16_fallback_forced() ? "conversions emulated (NORMLAB_BF16_FALLBACK is set)"
+                                                : "conversions emulated (no AVX512_BF16 or AMX on this CPU)";
+  s += std::string(", products ") + (c.native ? "native" : "in float32") + " (" + c.why + ")";
 #ifdef NORMLAB_WITH_ONEDNN
   const dnnl_version_t* v = dnnl::version();
   s += ", oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +

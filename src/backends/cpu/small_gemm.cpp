@@ -1,4 +1,4 @@
-// Small batched SGEMM (small_gemm.h): an 8-row × 32-column register tile (16 zmm accumulators), the B
+// Small batched SGEMM (small_gemm.h): an 8-row × 32-column register tile (sgemm_tile.h), the B
 // operand read in rows of 32 (a transposed B is first gathered into a [K, N] scratch), the A operand
 // broadcast element by element, and the next matrix's A, B and C lines prefetched before each product
 // (across each thread's share of the grid, so only its first one starts cold).
@@ -11,74 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/prefetch.h"
+#include "backends/cpu/sgemm_tile.h"
 #include "backends/cpu/threads.h"
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
 
 namespace nl::cpu {
 
 #ifdef __AVX512F__
-namespace {
-constexpr int kRows = 8;  // rows per register tile: 8 × 2 zmm accumulators
-
-// The `rows` × `cols` float block at p (row stride ld) into the caches; `write` for an output.
-inline void prefetch_floats(const float* p, int64_t rows, int64_t cols, int64_t ld, bool write) {
-  prefetch_block(p, rows, cols * 4, ld * 4, write);
-}
-
-// Rows [i0, i0 + R) and the (up to) 32 columns of Bp's rows selected by masks m0, m1 of
-// C = alpha · op(A) · Bp + beta · C, where Bp has rows of op(B) (row stride ldbp) starting at this column.
-template <int R, bool TA>
-inline void tile(int64_t K, const float* A, int64_t lda, int64_t i0, const float* Bp, int64_t ldbp, float* C,
-                 int64_t ldc, __mmask16 m0, __mmask16 m1, float alpha, float beta) {
-  __m512 c0[R], c1[R];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < K; ++k) {
-    const __m512 b0 = _mm512_maskz_loadu_ps(m0, Bp + k * ldbp), b1 = _mm512_maskz_loadu_ps(m1, Bp + k * ldbp + 16);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 a = _mm512_set1_ps(TA ? A[k * lda + i0 + r] : A[(i0 + r) * lda + k]);
-      c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
-      c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
-    }
-  }
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    float* cr = C + (i0 + r) * ldc;
-    __m512 x0 = _mm512_mul_ps(va, c0[r]), x1 = _mm512_mul_ps(va, c1[r]);
-    if (beta != 0.f) {
-      x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), x0);
-      x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), x1);
-    }
-    _mm512_mask_storeu_ps(cr, m0, x0);
-    _mm512_mask_storeu_ps(cr + 16, m1, x1);
-  }
-}
-
-// All M rows for one 32-column strip: full 8-row tiles, then one tile of the remaining rows.
-template <bool TA>
-void strip(int64_t M, int64_t K, const float* A, int64_t lda, const float* Bp, int64_t ldbp, float* C, int64_t ldc,
-           __mmask16 m0, __mmask16 m1, float alpha, float beta) {
-  int64_t i = 0;
-  for (; i + kRows <= M; i += kRows) tile<kRows, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta);
-  switch (M - i) {
-    case 7: tile<7, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    case 6: tile<6, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    case 5: tile<5, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    case 4: tile<4, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    case 3: tile<3, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    case 2: tile<2, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    case 1: tile<1, TA>(K, A, lda, i, Bp, ldbp, C, ldc, m0, m1, alpha, beta); break;
-    default: break;
-  }
-}
-
-__mmask16 lane_mask(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
-}  // namespace
+using namespace tile8;
 #endif
 
 bool small_sgemm_fits(int64_t M, int64_t N, int64_t K) {
