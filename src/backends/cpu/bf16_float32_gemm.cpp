@@ -1,7 +1,10 @@
 // Mixed-precision products run as float32 products of the widened operands (bf16_float32_gemm.h).
 #include "backends/cpu/bf16_float32_gemm.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
@@ -79,93 +82,149 @@ void convert_c(const MixedGemm& g, float* dense, bool to_float) {
 }
 
 #ifdef __AVX512F__
-constexpr int64_t kKc = 256;  // K block: a 32-column panel of op(B) is kKc × 128 bytes (32 KiB)
-constexpr int64_t kMc = 128;  // row block: A's widened block is kMc × kKc floats (128 KiB, in L2)
+int64_t kKc = 256;  // K block: a 32-column panel of op(B) is kKc × 128 bytes (32 KiB)
+int64_t kMc = 128;  // row block: A's widened block is kMc × kKc floats (128 KiB, in L2)
+
+// One product of a grid: its bfloat16 operands (A [M, K] after op, stored [K, M] when ta; B alike) and
+// the rest of Backend::gemm_mixed's contract.
+struct Product {
+  const uint16_t *A, *B;
+  int64_t lda, ldb;
+  bool ta, tb;
+  int64_t M, N, K;
+  float alpha, beta;
+  const float* bias;
+  bool relu;
+};
 
 // op(B)'s rows [p0, p0 + kc) widened into bw in 32-column panels: panel q holds columns [32q, 32q + 32) as
 // kc contiguous rows of 32 floats (the strip the register tile reads; rows of a row-major [kc, N] block would
-// be N floats apart, 4 KiB for N = 1024, all in one L1 set). A B stored [N, K] is transposed on the way.
-void widen_b(const MixedGemm& g, int64_t p0, int64_t kc, std::vector<float>& bw, std::vector<float>& bt) {
-  const auto* B = static_cast<const uint16_t*>(g.B.data);
-  const int64_t N = g.N, panels = (N + 31) / 32;
+// be N floats apart, 4 KiB for N = 1024, all in one L1 set). A B stored [N, K] is widened row by row into bt
+// and transposed by gathers of 16 rows.
+void widen_b(const Product& p, int64_t p0, int64_t kc, std::vector<float>& bw, std::vector<float>& bt) {
+  const int64_t N = p.N, panels = (N + 31) / 32;
   bw.resize((size_t)(panels * kc * 32));
-  if (!g.B.trans) {
+  if (!p.tb) {
     for (int64_t k = 0; k < kc; ++k)
       for (int64_t q = 0; q < panels; ++q)
-        widen_row(B + (p0 + k) * g.B.ld + q * 32, bw.data() + (q * kc + k) * 32, std::min<int64_t>(32, N - q * 32));
+        widen_row(p.B + (p0 + k) * p.ldb + q * 32, bw.data() + (q * kc + k) * 32, std::min<int64_t>(32, N - q * 32));
     return;
   }
   bt.resize((size_t)(N * kc));
-  for (int64_t j = 0; j < N; ++j) widen_row(B + j * g.B.ld + p0, bt.data() + j * kc, kc);
-  for (int64_t q = 0; q < panels; ++q)
-    for (int64_t k0 = 0; k0 < kc; k0 += 16)
-      for (int64_t j = q * 32; j < std::min(q * 32 + 32, N); ++j)
-        for (int64_t k = k0; k < std::min(k0 + 16, kc); ++k)
-          bw[(size_t)((q * kc + k) * 32 + j - q * 32)] = bt[(size_t)(j * kc + k)];
-}
-
-// Rows [i0, i0 + mc) of op(A), columns [p0, p0 + kc), widened into aw: row-major [mc, kc] (lda kc), or
-// for a stored-transposed A its stored [kc, mc] block (lda mc), as tile8::strip<TA> reads them.
-int64_t widen_a(const MixedGemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, std::vector<float>& aw) {
-  const auto* A = static_cast<const uint16_t*>(g.A.data);
-  aw.resize((size_t)(mc * kc));
-  if (!g.A.trans) {
-    for (int64_t i = 0; i < mc; ++i) widen_row(A + (i0 + i) * g.A.ld + p0, aw.data() + i * kc, kc);
-    return kc;
+  for (int64_t j = 0; j < N; ++j) widen_row(p.B + j * p.ldb + p0, bt.data() + j * kc, kc);
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32((int)kc));
+  for (int64_t j = 0; j < N; j += 16) {  // columns j .. j + 15 of op(B) = rows of the stored block
+    const __mmask16 m = tile8::lane_mask(N - j);
+    float* dst = bw.data() + (j / 32) * kc * 32 + j % 32;
+    const float* col = bt.data() + j * kc;
+    for (int64_t k = 0; k < kc; ++k)
+      _mm512_mask_storeu_ps(dst + k * 32, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, col + k, 4));
   }
-  for (int64_t k = 0; k < kc; ++k) widen_row(A + (p0 + k) * g.A.ld + i0, aw.data() + k * mc, mc);
-  return mc;
 }
 
-// One product (batch = outer = 1): C = alpha · op(A) · op(B) + beta · C + bias on float32 C (row stride
-// ldc), blocked like a BLAS: per K block op(B) widened once, then per block of kMc rows (in parallel over
-// the threads, each C row on one thread in a fixed order) A widened and every 32-column panel multiplied on
-// the 12 × 32 register tile; the widening is the packing a BLAS does anyway. Each output sums its K blocks
-// in order: the result does not depend on the thread count. After its last K block each row block gets
-// the rest of the epilogue while it is in cache: the bias (when beta != 0), ReLU, and with c16 the rounding
-// into the bfloat16 C (c16, row stride ldc16).
-void blocked_product(const MixedGemm& g, float* C, int64_t ldc, uint16_t* c16, int64_t ldc16) {
+// Register-tile rows: 12 × 32 (24 zmm accumulators) for op(A) read row by row; for a stored-transposed A,
+// GCC 12 spills one of B's two vectors of a 12-row tile (its FMAs then read the stack: 95 against 120
+// GFLOP/s on a weight gradient), so 8 rows there.
+constexpr int kRowsA = 12, kRowsAT = 8;
+
+// Rows [i0, i0 + mc) of op(A), columns [p0, p0 + kc), widened into aw as tile8::strip reads them: a
+// row-major [mc, kc] block, or for a stored-transposed A, micro-panels of kRowsAT rows each [kc, kRowsAT]
+// (panel q at q · kc · kRowsAT: the tile's values of one k in one line, read in order).
+void widen_a(const Product& p, int64_t i0, int64_t mc, int64_t p0, int64_t kc, std::vector<float>& aw) {
+  aw.resize((size_t)(((mc + kRowsAT - 1) / kRowsAT) * kRowsAT * kc));
+  if (!p.ta) {
+    for (int64_t i = 0; i < mc; ++i) widen_row(p.A + (i0 + i) * p.lda + p0, aw.data() + i * kc, kc);
+    return;
+  }
+  for (int64_t k = 0; k < kc; ++k)
+    for (int64_t q = 0; q * kRowsAT < mc; ++q)
+      widen_row(p.A + (p0 + k) * p.lda + i0 + q * kRowsAT, aw.data() + (q * kc + k) * kRowsAT,
+                std::min<int64_t>(kRowsAT, mc - q * kRowsAT));
+}
+
+// One product: C = alpha · op(A) · op(B) + beta · C + bias on float32 C (row stride ldc), blocked like a
+// BLAS: per K block op(B) widened once, then per block of kMc rows (in parallel over the threads when
+// `threads`, each C row on one thread in a fixed order) A widened and every 32-column panel multiplied on
+// the 12 × 32 register tile; the widening is the packing a BLAS does anyway, into buffers that stay in
+// cache. Each output sums its K blocks in order: the result does not depend on the thread count. After its
+// last K block each row block gets the rest of the epilogue while it is in cache: the bias (when beta !=
+// 0), ReLU, and with c16 the rounding into the bfloat16 C (c16, row stride ldc16).
+void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int64_t ldc16, bool threads) {
   thread_local std::vector<float> bw, bt;
-  const int64_t M = g.M, N = g.N, K = g.K;
-  float beta = (float)g.beta;
-  const bool bias_after = g.bias && beta != 0.0f;  // else C starts as the bias
-  if (g.bias && beta == 0.0f) {  // C starts as the bias: the first K block then adds onto it
-    for (int64_t i = 0; i < M; ++i) std::copy(g.bias, g.bias + N, C + i * ldc);
+  const int64_t M = p.M, N = p.N, K = p.K;
+  float beta = p.beta;
+  const bool bias_after = p.bias && beta != 0.0f;
+  if (p.bias && beta == 0.0f) {  // C starts as the bias: the first K block then adds onto it
+    for (int64_t i = 0; i < M; ++i) std::copy(p.bias, p.bias + N, C + i * ldc);
     beta = 1.0f;
   }
   const int64_t blocks = (M + kMc - 1) / kMc;
-  const bool threads = M * N * K >= 64 * (int64_t)kParallelGrain && blocks > 1;
+  threads = threads && M * N * K >= 64 * (int64_t)kParallelGrain && blocks > 1;
   const Bf16Path path = bf16_convert_path();
   for (int64_t p0 = 0; p0 < K; p0 += kKc) {
     const int64_t kc = std::min(kKc, K - p0);
     const bool last = p0 + kc == K;
-    widen_b(g, p0, kc, bw, bt);
+    widen_b(p, p0, kc, bw, bt);
     const float* Bw = bw.data();  // bw is this thread's: the team reads it through this pointer
     const float beta_k = p0 == 0 ? beta : 1.0f;
 #pragma omp parallel for schedule(static) if (threads)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       thread_local std::vector<float> aw;
       const int64_t i0 = blk * kMc, mc = std::min(kMc, M - i0);
-      const int64_t lda = widen_a(g, i0, mc, p0, kc, aw);
+      widen_a(p, i0, mc, p0, kc, aw);
       for (int64_t j = 0; j < N; j += 32) {
         const __mmask16 m0 = tile8::lane_mask(N - j), m1 = tile8::lane_mask(N - j - 16);
         float* c = C + i0 * ldc + j;
-        if (g.A.trans)
-          tile8::strip<true, 12>(mc, kc, aw.data(), lda, Bw + j * kc, 32, c, ldc, m0, m1, (float)g.alpha, beta_k);
-        else
-          tile8::strip<false, 12>(mc, kc, aw.data(), lda, Bw + j * kc, 32, c, ldc, m0, m1, (float)g.alpha, beta_k);
+        if (!p.ta) {
+          tile8::strip<false, kRowsA>(mc, kc, aw.data(), kc, Bw + j * kc, 32, c, ldc, m0, m1, p.alpha, beta_k);
+          continue;
+        }
+        for (int64_t q = 0; q * kRowsAT < mc; ++q)  // one micro-panel (fewer rows in the last) at a time
+          tile8::strip<true>(std::min<int64_t>(kRowsAT, mc - q * kRowsAT), kc, aw.data() + q * kc * kRowsAT, kRowsAT,
+                             Bw + j * kc, 32, c + q * kRowsAT * ldc, ldc, m0, m1, p.alpha, beta_k);
       }
       if (!last) continue;
       for (int64_t i = i0; i < i0 + mc; ++i) {  // the epilogue, while the rows are in cache
         float* c = C + i * ldc;
         if (bias_after)
-          for (int64_t n = 0; n < N; ++n) c[n] += g.bias[n];
-        if (g.relu)
+          for (int64_t n = 0; n < N; ++n) c[n] += p.bias[n];
+        if (p.relu)
           for (int64_t n = 0; n < N; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];  // NaN stays NaN (as oneDNN, PyTorch)
         if (c16) float_to_bf16(path, c, c16 + i * ldc16, N);
       }
     }
   }
+}
+
+// Every product of g's grid on blocked_product: one product with the threads inside it, a grid with each
+// product on one thread (contiguous shares, threads only when each gets kParallelGrain × 32 multiply-adds).
+// A bfloat16 C is computed in a per-thread float32 copy (the old C widened first when beta != 0).
+void grid_products(const MixedGemm& g) {
+  if (getenv("TKC")) kKc = atol(getenv("TKC"));
+  if (getenv("TMC")) kMc = atol(getenv("TMC"));
+  const int64_t total = g.outer * g.batch;
+  const bool bf16_c = g.c == DType::BFloat16;
+  auto one = [&](int64_t o, int64_t b, bool threads) {
+    thread_local std::vector<float> cw;
+    const Product p{static_cast<const uint16_t*>(g.A.data) + o * g.A.outer + b * g.A.stride,
+                    static_cast<const uint16_t*>(g.B.data) + o * g.B.outer + b * g.B.stride,
+                    g.A.ld, g.B.ld, g.A.trans, g.B.trans, g.M, g.N, g.K, (float)g.alpha, (float)g.beta, g.bias, g.relu};
+    const int64_t off = o * g.outerC + b * g.strideC;
+    if (!bf16_c) return blocked_product(p, static_cast<float*>(g.C) + off, g.ldc, nullptr, 0, threads);
+    uint16_t* c16 = static_cast<uint16_t*>(g.C) + off;
+    cw.resize((size_t)(g.M * g.N));
+    if (g.beta != 0.0)
+      for (int64_t i = 0; i < g.M; ++i) widen_row(c16 + i * g.ldc, cw.data() + i * g.N, g.N);
+    blocked_product(p, cw.data(), g.N, c16, g.ldc, threads);
+  };
+  if (total == 1) return one(0, 0, true);
+  const int nt = (int)std::min<int64_t>(std::max(1, omp_get_max_threads()),
+                                        total * g.M * g.N * g.K / (kParallelGrain * 32));
+#pragma omp parallel for schedule(static, 1) num_threads(std::max(nt, 1)) if (nt > 1)
+  for (int t = 0; t < std::max(nt, 1); ++t)
+    for (int64_t n = total * t / std::max(nt, 1); n < total * (t + 1) / std::max(nt, 1); ++n)
+      one(n / g.batch, n % g.batch, false);
 }
 #endif
 
@@ -181,17 +240,10 @@ void bf16_gemm_float32(Backend& be, const MixedGemm& g) {
     return cbuf.data();
   };
 #ifdef __AVX512F__
-  if (g.batch * g.outer == 1 && g.K > 0 && g.M * g.N * g.K > 64 * 64 * 64) {
-    float* C = static_cast<float*>(g.C);
-    int64_t ldc = g.ldc;
-    if (bf16_c) {
-      prof::Scope prof_scope(prof::Cat::Elementwise, "bf16_widen");
-      C = float_c(1), ldc = g.N;
-    }
-    prof::Scope prof_scope(prof::Cat::Gemm, "bf16_blocked_products");
-    prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K);
-    blocked_product(g, C, ldc, bf16_c ? static_cast<uint16_t*>(g.C) : nullptr, g.ldc);
-    return;
+  if (g.K > 0) {
+    prof::Scope prof_scope(prof::Cat::Gemm, "bf16_float32_products");
+    prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
+    return grid_products(g);
   }
 #endif
   Wide A{}, B{};

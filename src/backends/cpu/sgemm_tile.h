@@ -26,7 +26,11 @@ inline void tile(int64_t K, const float* A, int64_t lda, int64_t i0, const float
                  int64_t ldc, __mmask16 m0, __mmask16 m1, float alpha, float beta) {
   __m512 c0[R], c1[R];
 #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
+  for (int r = 0; r < R; ++r) {
+    c0[r] = c1[r] = _mm512_setzero_ps();
+    _mm_prefetch(reinterpret_cast<const char*>(C + (i0 + r) * ldc), _MM_HINT_ET0);  // the rows written at the end
+    _mm_prefetch(reinterpret_cast<const char*>(C + (i0 + r) * ldc + 16), _MM_HINT_ET0);
+  }
   for (int64_t k = 0; k < K; ++k) {
     const __m512 b0 = _mm512_maskz_loadu_ps(m0, Bp + k * ldbp), b1 = _mm512_maskz_loadu_ps(m1, Bp + k * ldbp + 16);
 #pragma GCC unroll 16
