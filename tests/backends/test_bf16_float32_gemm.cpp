@@ -1,7 +1,6 @@
 // Mixed-precision products run as float32 products of the widened operands (backends/cpu/bf16_float32_gemm.h:
 // the path of CPUs whose bfloat16 dot products are slower than float32 FMAs, or missing): single products
-// on the blocked kernel (several K and row blocks, ragged edges) and grids on the float32 grid product,
-// every transposition, alpha, beta, bias, ReLU and both result dtypes against the exact product of the
+// and grids on the blocked kernel (several K, row and column blocks, ragged edges), every transposition, alpha, beta, bias, ReLU and both result dtypes against the exact product of the
 // bfloat16 operands; results independent of the thread count; the choice of path and its switches.
 #include <catch2/catch.hpp>
 
@@ -32,9 +31,10 @@ TEST_CASE("bf16 float32 products: single products and grids, every transposition
     int64_t M, N, K, batch, outer;
   };
   // 261 x 70 x 600: three K blocks (256), three row blocks (128) with a ragged last one, a ragged strip of
-  // N; 64 x 96 x 300: one row block; 40 x 33 x 20: too small for the blocked kernel (the grid path);
-  // 32^3 over a 2 x 3 grid: the attention's layout.
-  for (const Size s : {Size{261, 70, 600, 1, 1}, Size{64, 96, 300, 1, 1}, Size{40, 33, 20, 1, 1}, Size{32, 32, 32, 2, 3}})
+  // N; 40 x 600 x 100: two column blocks (512), the second ragged; 64 x 96 x 300: one row block;
+  // 40 x 33 x 20: a small product; 32^3 over a 2 x 3 grid: the attention's layout.
+  for (const Size s : {Size{261, 70, 600, 1, 1}, Size{40, 600, 100, 1, 1}, Size{64, 96, 300, 1, 1},
+                       Size{40, 33, 20, 1, 1}, Size{32, 32, 32, 2, 3}})
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (DType c : {DType::Float32, DType::BFloat16})

@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
@@ -82,8 +81,10 @@ void convert_c(const MixedGemm& g, float* dense, bool to_float) {
 }
 
 #ifdef __AVX512F__
-int64_t kKc = 256;  // K block: a 32-column panel of op(B) is kKc × 128 bytes (32 KiB)
-int64_t kMc = 128;  // row block: A's widened block is kMc × kKc floats (128 KiB, in L2)
+constexpr int64_t kKc = 256;  // K block: a 32-column panel of op(B) is kKc × 128 bytes (32 KiB)
+constexpr int64_t kMc = 128;  // row block: A's widened block is kMc × kKc floats (128 KiB, in L2)
+constexpr int64_t kNc = 512;  // column block: op(B)'s widened block is kKc × kNc floats (512 KiB, in L2; the
+                              // vocabulary's 8000 columns whole were 8 MiB, read again for every row block)
 
 // One product of a grid: its bfloat16 operands (A [M, K] after op, stored [K, M] when ta; B alike) and
 // the rest of Backend::gemm_mixed's contract.
@@ -97,25 +98,27 @@ struct Product {
   bool relu;
 };
 
-// op(B)'s rows [p0, p0 + kc) widened into bw in 32-column panels: panel q holds columns [32q, 32q + 32) as
-// kc contiguous rows of 32 floats (the strip the register tile reads; rows of a row-major [kc, N] block would
-// be N floats apart, 4 KiB for N = 1024, all in one L1 set). A B stored [N, K] is widened row by row into bt
-// and transposed by gathers of 16 rows.
-void widen_b(const Product& p, int64_t p0, int64_t kc, std::vector<float>& bw, std::vector<float>& bt) {
-  const int64_t N = p.N, panels = (N + 31) / 32;
+// op(B)'s rows [p0, p0 + kc), columns [j0, j0 + nc), widened into bw in 32-column panels: panel q holds
+// columns j0 + [32q, 32q + 32) as kc contiguous rows of 32 floats (the strip the register tile reads; rows of
+// a row-major [kc, N] block would be N floats apart, 4 KiB for N = 1024, all in one L1 set). A B stored
+// [N, K] is widened row by row into bt and transposed by gathers of 16 rows.
+void widen_b(const Product& p, int64_t p0, int64_t kc, int64_t j0, int64_t nc, std::vector<float>& bw,
+             std::vector<float>& bt) {
+  const int64_t panels = (nc + 31) / 32;
   bw.resize((size_t)(panels * kc * 32));
   if (!p.tb) {
     for (int64_t k = 0; k < kc; ++k)
       for (int64_t q = 0; q < panels; ++q)
-        widen_row(p.B + (p0 + k) * p.ldb + q * 32, bw.data() + (q * kc + k) * 32, std::min<int64_t>(32, N - q * 32));
+        widen_row(p.B + (p0 + k) * p.ldb + j0 + q * 32, bw.data() + (q * kc + k) * 32,
+                  std::min<int64_t>(32, nc - q * 32));
     return;
   }
-  bt.resize((size_t)(N * kc));
-  for (int64_t j = 0; j < N; ++j) widen_row(p.B + j * p.ldb + p0, bt.data() + j * kc, kc);
+  bt.resize((size_t)(nc * kc));
+  for (int64_t j = 0; j < nc; ++j) widen_row(p.B + (j0 + j) * p.ldb + p0, bt.data() + j * kc, kc);
   const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           _mm512_set1_epi32((int)kc));
-  for (int64_t j = 0; j < N; j += 16) {  // columns j .. j + 15 of op(B) = rows of the stored block
-    const __mmask16 m = tile8::lane_mask(N - j);
+  for (int64_t j = 0; j < nc; j += 16) {  // columns j .. j + 15 of the block = rows of the stored block
+    const __mmask16 m = tile8::lane_mask(nc - j);
     float* dst = bw.data() + (j / 32) * kc * 32 + j % 32;
     const float* col = bt.data() + j * kc;
     for (int64_t k = 0; k < kc; ++k)
@@ -144,7 +147,7 @@ void widen_a(const Product& p, int64_t i0, int64_t mc, int64_t p0, int64_t kc, s
 }
 
 // One product: C = alpha · op(A) · op(B) + beta · C + bias on float32 C (row stride ldc), blocked like a
-// BLAS: per K block op(B) widened once, then per block of kMc rows (in parallel over the threads when
+// BLAS: per K block and column block op(B) widened once, then per block of kMc rows (in parallel over the threads when
 // `threads`, each C row on one thread in a fixed order) A widened and every 32-column panel multiplied on
 // the 12 × 32 register tile; the widening is the packing a BLAS does anyway, into buffers that stay in
 // cache. Each output sums its K blocks in order: the result does not depend on the thread count. After its
@@ -162,47 +165,46 @@ void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int
   const int64_t blocks = (M + kMc - 1) / kMc;
   threads = threads && M * N * K >= 64 * (int64_t)kParallelGrain && blocks > 1;
   const Bf16Path path = bf16_convert_path();
-  for (int64_t p0 = 0; p0 < K; p0 += kKc) {
-    const int64_t kc = std::min(kKc, K - p0);
-    const bool last = p0 + kc == K;
-    widen_b(p, p0, kc, bw, bt);
-    const float* Bw = bw.data();  // bw is this thread's: the team reads it through this pointer
-    const float beta_k = p0 == 0 ? beta : 1.0f;
+  for (int64_t p0 = 0; p0 < K; p0 += kKc)
+    for (int64_t j0 = 0; j0 < N; j0 += kNc) {
+      const int64_t kc = std::min(kKc, K - p0), nc = std::min(kNc, N - j0);
+      const bool last = p0 + kc == K;
+      widen_b(p, p0, kc, j0, nc, bw, bt);
+      const float* Bw = bw.data();  // bw is this thread's: the team reads it through this pointer
+      const float beta_k = p0 == 0 ? beta : 1.0f;
 #pragma omp parallel for schedule(static) if (threads)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      thread_local std::vector<float> aw;
-      const int64_t i0 = blk * kMc, mc = std::min(kMc, M - i0);
-      widen_a(p, i0, mc, p0, kc, aw);
-      for (int64_t j = 0; j < N; j += 32) {
-        const __mmask16 m0 = tile8::lane_mask(N - j), m1 = tile8::lane_mask(N - j - 16);
-        float* c = C + i0 * ldc + j;
-        if (!p.ta) {
-          tile8::strip<false, kRowsA>(mc, kc, aw.data(), kc, Bw + j * kc, 32, c, ldc, m0, m1, p.alpha, beta_k);
-          continue;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        thread_local std::vector<float> aw;
+        const int64_t i0 = blk * kMc, mc = std::min(kMc, M - i0);
+        widen_a(p, i0, mc, p0, kc, aw);
+        for (int64_t j = 0; j < nc; j += 32) {
+          const __mmask16 m0 = tile8::lane_mask(nc - j), m1 = tile8::lane_mask(nc - j - 16);
+          float* c = C + i0 * ldc + j0 + j;
+          if (!p.ta) {
+            tile8::strip<false, kRowsA>(mc, kc, aw.data(), kc, Bw + j * kc, 32, c, ldc, m0, m1, p.alpha, beta_k);
+            continue;
+          }
+          for (int64_t q = 0; q * kRowsAT < mc; ++q)  // one micro-panel (fewer rows in the last) at a time
+            tile8::strip<true>(std::min<int64_t>(kRowsAT, mc - q * kRowsAT), kc, aw.data() + q * kc * kRowsAT,
+                               kRowsAT, Bw + j * kc, 32, c + q * kRowsAT * ldc, ldc, m0, m1, p.alpha, beta_k);
         }
-        for (int64_t q = 0; q * kRowsAT < mc; ++q)  // one micro-panel (fewer rows in the last) at a time
-          tile8::strip<true>(std::min<int64_t>(kRowsAT, mc - q * kRowsAT), kc, aw.data() + q * kc * kRowsAT, kRowsAT,
-                             Bw + j * kc, 32, c + q * kRowsAT * ldc, ldc, m0, m1, p.alpha, beta_k);
-      }
-      if (!last) continue;
-      for (int64_t i = i0; i < i0 + mc; ++i) {  // the epilogue, while the rows are in cache
-        float* c = C + i * ldc;
-        if (bias_after)
-          for (int64_t n = 0; n < N; ++n) c[n] += p.bias[n];
-        if (p.relu)
-          for (int64_t n = 0; n < N; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];  // NaN stays NaN (as oneDNN, PyTorch)
-        if (c16) float_to_bf16(path, c, c16 + i * ldc16, N);
+        if (!last) continue;
+        for (int64_t i = i0; i < i0 + mc; ++i) {  // the epilogue, while the rows are in cache
+          float* c = C + i * ldc + j0;
+          if (bias_after)
+            for (int64_t n = 0; n < nc; ++n) c[n] += p.bias[j0 + n];
+          if (p.relu)
+            for (int64_t n = 0; n < nc; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];  // NaN stays NaN (as oneDNN, PyTorch)
+          if (c16) float_to_bf16(path, c, c16 + i * ldc16 + j0, nc);
+        }
       }
     }
-  }
 }
 
 // Every product of g's grid on blocked_product: one product with the threads inside it, a grid with each
 // product on one thread (contiguous shares, threads only when each gets kParallelGrain × 32 multiply-adds).
 // A bfloat16 C is computed in a per-thread float32 copy (the old C widened first when beta != 0).
 void grid_products(const MixedGemm& g) {
-  if (getenv("TKC")) kKc = atol(getenv("TKC"));
-  if (getenv("TMC")) kMc = atol(getenv("TMC"));
   const int64_t total = g.outer * g.batch;
   const bool bf16_c = g.c == DType::BFloat16;
   auto one = [&](int64_t o, int64_t b, bool threads) {
