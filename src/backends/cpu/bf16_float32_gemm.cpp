@@ -177,7 +177,15 @@ void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int
         thread_local std::vector<float> aw;
         const int64_t i0 = blk * kMc, mc = std::min(kMc, M - i0);
         widen_a(p, i0, mc, p0, kc, aw);
+        // The stored block of op(A) the next row block widens, asked for a slice per strip.
+        const bool more = blk + 1 < blocks;
+        const int64_t ni0 = i0 + kMc, nmc = more ? std::min(kMc, M - ni0) : 0;
+        const int64_t next_rows = p.ta ? (more ? kc : 0) : nmc, next_bytes = (p.ta ? nmc : kc) * 2;
+        const uint16_t* next = p.ta ? p.A + p0 * p.lda + ni0 : p.A + ni0 * p.lda + p0;
+        const int64_t strips = (nc + 31) / 32;
         for (int64_t j = 0; j < nc; j += 32) {
+          const int64_t sj = j / 32, r0 = next_rows * sj / strips, r1 = next_rows * (sj + 1) / strips;
+          if (r1 > r0) prefetch_block(next + r0 * p.lda, r1 - r0, next_bytes, p.lda * 2, false);
           const __mmask16 m0 = tile8::lane_mask(nc - j), m1 = tile8::lane_mask(nc - j - 16);
           float* c = C + i0 * ldc + j0 + j;
           if (!p.ta) {
