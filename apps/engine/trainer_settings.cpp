@@ -84,8 +84,8 @@ void set_precision(const json& s, nl::Device device) {
   static bool said = false;  // one line per process, however many runs it trains
   if (!nl::cpu_bf16_products_native() && !said) {  // throws for a bad NORMLAB_BF16_PRODUCTS, before training
     said = true;
-    std::cerr << "normlab: --bf16 products run in float32 on the bfloat16 operands here (" << nl::cpu_bf16_info()
-              << "): the same values, about float32's speed rather than faster\n";
+    std::cerr << "normlab: --bf16 products run in float32 on the bfloat16 operands on this CPU (" << nl::cpu_bf16_info()
+              << "): the same values, but not faster than float32 here\n";
   }
 }
 

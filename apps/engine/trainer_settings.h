@@ -26,7 +26,7 @@ std::string precision_name(const nlohmann::json& settings);
 /// --bf16 on the cpu throws std::invalid_argument when this build cannot run bfloat16 products (no
 /// oneDNN: the message says to install libdnnl-dev and rebuild) and prints one line on stderr, once per
 /// process, when the products run in float32 on this CPU (cpu_bf16_products_native() false: no bfloat16
-/// instructions, vdpbf16ps slower than float32 FMAs, or forced by the environment; about float32's speed).
+/// instructions, vdpbf16ps slower than float32 FMAs, or forced by the environment; not faster than float32).
 /// Throws std::invalid_argument for a bad NORMLAB_BF16_PRODUCTS.
 void set_precision(const nlohmann::json& settings, nl::Device device);
 

@@ -72,7 +72,7 @@ TEST_CASE("bf16 e2e: float32 results record float32, float32 products under --bf
                                "NORMLAB_BF16_FALLBACK=1");
   INFO(text);
   CHECK(rc == 0);
-  CHECK_THAT(text, Contains("--bf16 products run in float32 on the bfloat16 operands here") &&
+  CHECK_THAT(text, Contains("--bf16 products run in float32 on the bfloat16 operands on this CPU") &&
                        Contains("NORMLAB_BF16_FALLBACK is set"));
   fs::remove_all(out);
 }
