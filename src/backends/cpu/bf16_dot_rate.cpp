@@ -24,42 +24,29 @@ constexpr long kIterations = 4000;  // 48k instructions a run: ~10-60 µs
 volatile float g_sink = 0;
 
 #if defined(__x86_64__)
-// Adds the accumulators' first lane to sink, so the timed loops are not dead code.
-__attribute__((target("avx512f"))) void keep(const __m512* acc, float& sink) {
-  __m512 s = acc[0];
-  for (int j = 1; j < kChains; ++j) s = _mm512_add_ps(s, acc[j]);
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, s);
-  sink += lanes[0];
-}
-
-// Seconds for kIterations × kChains dependent-chain instructions; `sink` keeps the results alive.
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) double time_dpbf16(float& sink) {
-  __m512 acc[kChains];
-  for (int j = 0; j < kChains; ++j) acc[j] = _mm512_setzero_ps();
-  const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3c00);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long i = 0; i < kIterations; ++i) {
-#pragma GCC unroll 12
-    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_dpbf16_ps(acc[j], x, y);
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  keep(acc, sink);
-  return s;
-}
-
-__attribute__((target("avx512f"))) double time_fma(float& sink) {
+// Seconds for kIterations × kChains multiply-adds of one instruction in independent chains: vdpbf16ps
+// when `bf16`, else vfmadd231ps (called only on a CPU with AVX512_BF16). The first lane of the sum of the
+// accumulators goes to g_sink, so the timed loops are not dead code.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) double time_chains(bool bf16) {
   __m512 acc[kChains];
   for (int j = 0; j < kChains; ++j) acc[j] = _mm512_setzero_ps();
   const __m512 x = _mm512_set1_ps(0.5f), y = _mm512_set1_ps(1e-3f);
+  const __m512bh xb = (__m512bh)_mm512_set1_epi16(0x3f80);  // bfloat16 1.0
   const auto t0 = std::chrono::steady_clock::now();
   for (long i = 0; i < kIterations; ++i) {
+    if (bf16)
 #pragma GCC unroll 12
-    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], x, y);
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm512_dpbf16_ps(acc[j], xb, xb);
+    else
+#pragma GCC unroll 12
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], x, y);
   }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  keep(acc, sink);
-  return s;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int j = 1; j < kChains; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, acc[0]);
+  g_sink = g_sink + lanes[0];
+  return seconds;
 }
 #endif
 
@@ -67,16 +54,14 @@ Bf16DotRate measure() {
   Bf16DotRate r;
 #if defined(__x86_64__)
   if (!cpu_features().avx512_bf16) return r;
-  float sink = 0;
   double best_dot = 1e9, best_fma = 1e9;
   for (int run = 0; run < 5; ++run) {  // alternating, so a frequency change or a preemption hits both
-    best_dot = std::min(best_dot, time_dpbf16(sink));
-    best_fma = std::min(best_fma, time_fma(sink));
+    best_dot = std::min(best_dot, time_chains(true));
+    best_fma = std::min(best_fma, time_chains(false));
   }
   const double instructions = (double)kIterations * kChains;
   r.bf16_gflops = instructions * 64.0 / best_dot * 1e-9;
   r.fma_gflops = instructions * 32.0 / best_fma * 1e-9;
-  g_sink = sink;  // the loops' results are used
 #endif
   return r;
 }
@@ -88,12 +73,14 @@ const Bf16DotRate& bf16_dot_rate() {
   return r;
 }
 
-Bf16ProductsChoice bf16_products_choice() {
+const Bf16ProductsChoice& bf16_products_choice() {
+  static const Bf16ProductsChoice fallback{false, "NORMLAB_BF16_FALLBACK is set"},
+      forced_float32{false, "NORMLAB_BF16_PRODUCTS=float32"}, forced_native{true, "NORMLAB_BF16_PRODUCTS=native"};
   const auto& f = cpu_features();
   const bool hardware = f.avx512_bf16 || f.amx_bf16;
-  if (bf16_fallback_forced()) return {false, "NORMLAB_BF16_FALLBACK is set"};
+  if (bf16_fallback_forced()) return fallback;
   if (const char* v = std::getenv("NORMLAB_BF16_PRODUCTS"); v && *v) {
-    if (std::strcmp(v, "float32") == 0) return {false, "NORMLAB_BF16_PRODUCTS=float32"};
+    if (std::strcmp(v, "float32") == 0) return forced_float32;
     if (std::strcmp(v, "native") != 0)
       throw std::invalid_argument(std::string("NORMLAB_BF16_PRODUCTS='") + v +
                                   "' is not a choice: use native, float32, or unset it (chosen by this CPU)");
@@ -101,7 +88,7 @@ Bf16ProductsChoice bf16_products_choice() {
       throw std::invalid_argument(
           "NORMLAB_BF16_PRODUCTS=native, but this CPU has no AVX512_BF16 or AMX-BF16: unset it (the products then "
           "run in float32 on the widened operands)");
-    return {true, "NORMLAB_BF16_PRODUCTS=native"};
+    return forced_native;
   }
   static const Bf16ProductsChoice by_cpu = [&]() -> Bf16ProductsChoice {  // measured once
     if (!hardware) return {false, "no AVX512_BF16 or AMX-BF16 on this CPU"};

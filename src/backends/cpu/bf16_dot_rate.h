@@ -26,7 +26,8 @@ struct Bf16ProductsChoice {
 /// The choice, in this order: NORMLAB_BF16_FALLBACK set (float32); NORMLAB_BF16_PRODUCTS=native or
 /// float32 (throws std::invalid_argument for another value, or for native on a CPU without AVX512_BF16
 /// or AMX); no AVX512_BF16 or AMX (float32); AMX-BF16 usable (native); else native when vdpbf16ps
-/// reaches the float32 FMA rate (bf16_dot_rate()). The environment is read at each call.
-Bf16ProductsChoice bf16_products_choice();
+/// reaches the float32 FMA rate (bf16_dot_rate()). The environment is read at each call; the result
+/// refers to a static (no copy: gemm_mixed asks once per product).
+const Bf16ProductsChoice& bf16_products_choice();
 
 }  // namespace nl::cpu

@@ -229,12 +229,11 @@ void grid_products(const MixedGemm& g) {
     blocked_product(p, cw.data(), g.N, c16, g.ldc, threads);
   };
   if (total == 1) return one(0, 0, true);
-  const int nt = (int)std::min<int64_t>(std::max(1, omp_get_max_threads()),
-                                        total * g.M * g.N * g.K / (kParallelGrain * 32));
-#pragma omp parallel for schedule(static, 1) num_threads(std::max(nt, 1)) if (nt > 1)
-  for (int t = 0; t < std::max(nt, 1); ++t)
-    for (int64_t n = total * t / std::max(nt, 1); n < total * (t + 1) / std::max(nt, 1); ++n)
-      one(n / g.batch, n % g.batch, false);
+  const int nt = (int)std::max<int64_t>(
+      1, std::min<int64_t>(omp_get_max_threads(), total * g.M * g.N * g.K / (kParallelGrain * 32)));
+#pragma omp parallel for schedule(static, 1) num_threads(nt) if (nt > 1)
+  for (int t = 0; t < nt; ++t)
+    for (int64_t n = total * t / nt; n < total * (t + 1) / nt; ++n) one(n / g.batch, n % g.batch, false);
 }
 #endif
 

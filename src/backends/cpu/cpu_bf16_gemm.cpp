@@ -273,7 +273,7 @@ bool cpu_bf16_products_native() { return cpu_native_bf16() && cpu::bf16_products
 
 std::string cpu_bf16_info() {
   const auto& f = cpu::cpu_features();
-  const cpu::Bf16ProductsChoice c = cpu::bf16_products_choice();
+  const cpu::Bf16ProductsChoice& c = cpu::bf16_products_choice();
   std::string s = cpu_native_bf16() ? std::string("conversions native (") + (f.avx512_bf16 ? "AVX512_BF16" : "AMX-BF16") + ")"
                   : cpu::bf16_fallback_forced() ? "conversions emulated (NORMLAB_BF16_FALLBACK is set)"
                                                 : "conversions emulated (no AVX512_BF16 or AMX on this CPU)";
