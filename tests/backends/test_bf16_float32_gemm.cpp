@@ -30,11 +30,14 @@ TEST_CASE("bf16 float32 products: single products and grids, every transposition
   struct Size {
     int64_t M, N, K, batch, outer;
   };
-  // 261 x 70 x 600: three K blocks (256), three row blocks (128) with a ragged last one, a ragged strip of
-  // N; 40 x 600 x 100: two column blocks (512), the second ragged; 64 x 96 x 300: one row block;
-  // 40 x 33 x 20: a small product; 32^3 over a 2 x 3 grid: the attention's layout.
-  for (const Size s : {Size{261, 70, 600, 1, 1}, Size{40, 600, 100, 1, 1}, Size{64, 96, 300, 1, 1},
-                       Size{40, 33, 20, 1, 1}, Size{32, 32, 32, 2, 3}})
+  // 261 x 70 x 600: three K blocks (256) of one group, three row blocks (128) with a ragged last one, a
+  // ragged strip of N; 130 x 300 x 900: four K blocks, the column block narrowed to 288 (op(B) of the whole
+  // K in 1 MiB), then 12 columns; 20 x 40 x 1100: K above 1024, five groups of one K block (a bfloat16 C then
+  // in a float32 copy of the whole product); 40 x 600 x 100: two column blocks (512), the second ragged;
+  // 64 x 96 x 300: one row block; 40 x 33 x 20: a small product; 32^3 over a 2 x 3 grid: the attention's layout.
+  for (const Size s : {Size{261, 70, 600, 1, 1}, Size{130, 300, 900, 1, 1}, Size{20, 40, 1100, 1, 1},
+                       Size{40, 600, 100, 1, 1}, Size{64, 96, 300, 1, 1}, Size{40, 33, 20, 1, 1},
+                       Size{32, 32, 32, 2, 3}})
     for (bool ta : {false, true})
       for (bool tb : {false, true})
         for (DType c : {DType::Float32, DType::BFloat16})

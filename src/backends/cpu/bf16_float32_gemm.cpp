@@ -83,8 +83,10 @@ void convert_c(const MixedGemm& g, float* dense, bool to_float) {
 #ifdef __AVX512F__
 constexpr int64_t kKc = 256;  // K block: a 32-column panel of op(B) is kKc × 128 bytes (32 KiB)
 constexpr int64_t kMc = 128;  // row block: A's widened block is kMc × kKc floats (128 KiB, in L2)
-constexpr int64_t kNc = 512;  // column block: op(B)'s widened block is kKc × kNc floats (512 KiB, in L2; the
-                              // vocabulary's 8000 columns whole were 8 MiB, read again for every row block)
+constexpr int64_t kNc = 512;  // column block at most (the vocabulary's 8000 columns whole were 8 MiB of widened
+                              // op(B), read again for every row block)
+constexpr int64_t kWholeK = 1024;        // up to this K a row block runs all its K blocks back to back
+constexpr int64_t kBFloats = 256 * 1024;  // ... on a column block whose widened op(B) (K × columns) fits 1 MiB
 
 // One product of a grid: its bfloat16 operands (A [M, K] after op, stored [K, M] when ta; B alike) and
 // the rest of Backend::gemm_mixed's contract.
@@ -101,7 +103,7 @@ struct Product {
 // op(B)'s rows [p0, p0 + kc), columns [j0, j0 + nc), widened into bw in 32-column panels: panel q holds
 // columns j0 + [32q, 32q + 32) as kc contiguous rows of 32 floats (the strip the register tile reads; rows of
 // a row-major [kc, N] block would be N floats apart, 4 KiB for N = 1024, all in one L1 set). A B stored
-// [N, K] is widened row by row into bt and transposed by gathers of 16 rows.
+// [N, K] is widened kKc rows at a time into bt and transposed by gathers of 16 rows.
 void widen_b(const Product& p, int64_t p0, int64_t kc, int64_t j0, int64_t nc, std::vector<float>& bw,
              std::vector<float>& bt) {
   const int64_t panels = (nc + 31) / 32;
@@ -113,97 +115,125 @@ void widen_b(const Product& p, int64_t p0, int64_t kc, int64_t j0, int64_t nc, s
                   std::min<int64_t>(32, nc - q * 32));
     return;
   }
-  bt.resize((size_t)(nc * kc));
-  for (int64_t j = 0; j < nc; ++j) widen_row(p.B + (j0 + j) * p.ldb + p0, bt.data() + j * kc, kc);
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32((int)kc));
-  for (int64_t j = 0; j < nc; j += 16) {  // columns j .. j + 15 of the block = rows of the stored block
-    const __mmask16 m = tile8::lane_mask(nc - j);
-    float* dst = bw.data() + (j / 32) * kc * 32 + j % 32;
-    const float* col = bt.data() + j * kc;
-    for (int64_t k = 0; k < kc; ++k)
-      _mm512_mask_storeu_ps(dst + k * 32, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, col + k, 4));
+  for (int64_t s0 = 0; s0 < kc; s0 += kKc) {  // K blocks of the stored rows: bt stays in L2
+    const int64_t sc = std::min(kKc, kc - s0);
+    bt.resize((size_t)(nc * sc));
+    for (int64_t j = 0; j < nc; ++j) widen_row(p.B + (j0 + j) * p.ldb + p0 + s0, bt.data() + j * sc, sc);
+    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32((int)sc));
+    for (int64_t j = 0; j < nc; j += 16) {  // columns j .. j + 15 of the block = rows of the stored block
+      const __mmask16 m = tile8::lane_mask(nc - j);
+      float* dst = bw.data() + ((j / 32) * kc + s0) * 32 + j % 32;
+      const float* col = bt.data() + j * sc;
+      for (int64_t k = 0; k < sc; ++k)
+        _mm512_mask_storeu_ps(dst + k * 32, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, col + k, 4));
+    }
   }
 }
 
-// Register-tile rows: 12 × 32 (24 zmm accumulators) for op(A) read row by row; for a stored-transposed A,
-// GCC 12 spills one of B's two vectors of a 12-row tile (its FMAs then read the stack: 95 against 120
-// GFLOP/s on a weight gradient), so 8 rows there.
-constexpr int kRowsA = 12, kRowsAT = 8;
+// Register-tile rows: 12 × 32 (24 zmm accumulators) for op(A) read row by row and for the micro-panels of a
+// stored-transposed A.
+constexpr int kRowsA = 12, kRowsAT = 12;
 
 // Rows [i0, i0 + mc) of op(A), columns [p0, p0 + kc), widened into aw as tile8::strip reads them: a
 // row-major [mc, kc] block, or for a stored-transposed A, micro-panels of kRowsAT rows each [kc, kRowsAT]
-// (panel q at q · kc · kRowsAT: the tile's values of one k in one line, read in order).
+// (panel q at q · kc · kRowsAT: the tile's values of one k in one line, read in order), each stored row's
+// slice of 12 widened by one masked load and store.
 void widen_a(const Product& p, int64_t i0, int64_t mc, int64_t p0, int64_t kc, std::vector<float>& aw) {
   aw.resize((size_t)(((mc + kRowsAT - 1) / kRowsAT) * kRowsAT * kc));
   if (!p.ta) {
     for (int64_t i = 0; i < mc; ++i) widen_row(p.A + (i0 + i) * p.lda + p0, aw.data() + i * kc, kc);
     return;
   }
-  for (int64_t k = 0; k < kc; ++k)
-    for (int64_t q = 0; q * kRowsAT < mc; ++q)
-      widen_row(p.A + (p0 + k) * p.lda + i0 + q * kRowsAT, aw.data() + (q * kc + k) * kRowsAT,
-                std::min<int64_t>(kRowsAT, mc - q * kRowsAT));
+  static_assert(kRowsAT <= 16, "one masked load per micro-panel row");
+  for (int64_t k = 0; k < kc; ++k) {
+    const uint16_t* src = p.A + (p0 + k) * p.lda + i0;
+    for (int64_t q = 0; q * kRowsAT < mc; ++q) {
+      const __mmask16 m = tile8::lane_mask(std::min<int64_t>(kRowsAT, mc - q * kRowsAT));
+      const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, src + q * kRowsAT));
+      _mm512_mask_storeu_ps(aw.data() + (q * kc + k) * kRowsAT, m, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+    }
+  }
+}
+
+// Asks for slice s of `slices` of the stored region of op(A)'s block (rows [i0, i0 + mc), columns
+// [p0, p0 + kc)) to be brought into the caches: the block widened next, fetched while the strips compute.
+void prefetch_a_slice(const Product& p, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int64_t s, int64_t slices) {
+  const int64_t rows = p.ta ? kc : mc, bytes = (p.ta ? mc : kc) * 2;
+  const int64_t r0 = rows * s / slices, r1 = rows * (s + 1) / slices;
+  const uint16_t* start = p.ta ? p.A + p0 * p.lda + i0 : p.A + i0 * p.lda + p0;
+  if (r1 > r0) prefetch_block(start + r0 * p.lda, r1 - r0, bytes, p.lda * 2, false);
 }
 
 // One product: C = alpha · op(A) · op(B) + beta · C + bias on float32 C (row stride ldc), blocked like a
-// BLAS: per K block and column block op(B) widened once, then per block of kMc rows (in parallel over the threads when
-// `threads`, each C row on one thread in a fixed order) A widened and every 32-column panel multiplied on
-// the 12 × 32 register tile; the widening is the packing a BLAS does anyway, into buffers that stay in
-// cache. Each output sums its K blocks in order: the result does not depend on the thread count. After its
-// last K block each row block gets the rest of the epilogue while it is in cache: the bias (when beta !=
-// 0), ReLU, and with c16 the rounding into the bfloat16 C (c16, row stride ldc16).
+// BLAS. op(B) is widened a column block at a time over a group of K: all of K when K ≤ kWholeK (the
+// column block narrowed to fit kBFloats), else one K block; then per block of kMc rows (in parallel over
+// the threads when `threads`, each C row on one thread in a fixed order) each K block of the group has A
+// widened and every 32-column panel multiplied on the register tile — the widening is the packing a BLAS
+// does anyway, into buffers that stay in cache, and with the whole K in one group a row block's C stays in
+// cache until it is done. Each output sums its K blocks in order: the result does not depend on the
+// thread count. A row block starts as the bias (beta 0) and, after the last K block, gets the rest of the
+// epilogue while in cache: the bias (beta != 0), ReLU, and with c16 the rounding into the bfloat16 C (row
+// stride ldc16). C null (only with c16, beta 0 and K ≤ kWholeK): each row block is computed in a
+// per-thread float32 block, so the float32 result never reaches memory.
 void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int64_t ldc16, bool threads) {
   thread_local std::vector<float> bw, bt;
   const int64_t M = p.M, N = p.N, K = p.K;
-  float beta = p.beta;
-  const bool bias_after = p.bias && beta != 0.0f;
-  if (p.bias && beta == 0.0f) {  // C starts as the bias: the first K block then adds onto it
-    for (int64_t i = 0; i < M; ++i) std::copy(p.bias, p.bias + N, C + i * ldc);
-    beta = 1.0f;
-  }
+  const int64_t group = K <= kWholeK ? K : kKc;
+  const int64_t ncb = std::clamp<int64_t>(kBFloats / group / 32 * 32, 32, kNc);
+  const bool bias_first = p.bias && p.beta == 0.0f, bias_after = p.bias && p.beta != 0.0f;
   const int64_t blocks = (M + kMc - 1) / kMc;
   threads = threads && M * N * K >= 64 * (int64_t)kParallelGrain && blocks > 1;
   const Bf16Path path = bf16_convert_path();
-  for (int64_t p0 = 0; p0 < K; p0 += kKc)
-    for (int64_t j0 = 0; j0 < N; j0 += kNc) {
-      const int64_t kc = std::min(kKc, K - p0), nc = std::min(kNc, N - j0);
-      const bool last = p0 + kc == K;
-      widen_b(p, p0, kc, j0, nc, bw, bt);
+  for (int64_t g0 = 0; g0 < K; g0 += group)
+    for (int64_t j0 = 0; j0 < N; j0 += ncb) {
+      const int64_t gk = std::min(group, K - g0), nc = std::min(ncb, N - j0), strips = (nc + 31) / 32;
+      const bool last = g0 + gk == K;
+      widen_b(p, g0, gk, j0, nc, bw, bt);
       const float* Bw = bw.data();  // bw is this thread's: the team reads it through this pointer
-      const float beta_k = p0 == 0 ? beta : 1.0f;
 #pragma omp parallel for schedule(static) if (threads)
       for (int64_t blk = 0; blk < blocks; ++blk) {
-        thread_local std::vector<float> aw;
+        thread_local std::vector<float> aw, cblock;
         const int64_t i0 = blk * kMc, mc = std::min(kMc, M - i0);
-        widen_a(p, i0, mc, p0, kc, aw);
-        // The stored block of op(A) the next row block widens, asked for a slice per strip.
-        const bool more = blk + 1 < blocks;
-        const int64_t ni0 = i0 + kMc, nmc = more ? std::min(kMc, M - ni0) : 0;
-        const int64_t next_rows = p.ta ? (more ? kc : 0) : nmc, next_bytes = (p.ta ? nmc : kc) * 2;
-        const uint16_t* next = p.ta ? p.A + p0 * p.lda + ni0 : p.A + ni0 * p.lda + p0;
-        const int64_t strips = (nc + 31) / 32;
-        for (int64_t j = 0; j < nc; j += 32) {
-          const int64_t sj = j / 32, r0 = next_rows * sj / strips, r1 = next_rows * (sj + 1) / strips;
-          if (r1 > r0) prefetch_block(next + r0 * p.lda, r1 - r0, next_bytes, p.lda * 2, false);
-          const __mmask16 m0 = tile8::lane_mask(nc - j), m1 = tile8::lane_mask(nc - j - 16);
-          float* c = C + i0 * ldc + j0 + j;
-          if (!p.ta) {
-            tile8::strip<false, kRowsA>(mc, kc, aw.data(), kc, Bw + j * kc, 32, c, ldc, m0, m1, p.alpha, beta_k);
-            continue;
+        float* c = C ? C + i0 * ldc + j0 : nullptr;
+        int64_t ldcb = ldc;
+        if (!C) {
+          cblock.resize((size_t)(kMc * ncb));
+          c = cblock.data(), ldcb = nc;
+        }
+        if (g0 == 0 && bias_first)
+          for (int64_t i = 0; i < mc; ++i) std::copy(p.bias + j0, p.bias + j0 + nc, c + i * ldcb);
+        for (int64_t p0 = g0; p0 < g0 + gk; p0 += kKc) {
+          const int64_t kc = std::min(kKc, g0 + gk - p0);
+          widen_a(p, i0, mc, p0, kc, aw);
+          // The block of op(A) widened next (this row block's next K block, else the next row block's
+          // first), asked for a slice per strip.
+          const bool more_k = p0 + kc < g0 + gk, more = more_k || blk + 1 < blocks;
+          const int64_t ni0 = more_k ? i0 : i0 + kMc, np0 = more_k ? p0 + kc : g0;
+          const int64_t nmc = more ? std::min(kMc, M - ni0) : 0, nkc = std::min(kKc, g0 + gk - np0);
+          const float beta_k = p0 > 0 || bias_first ? 1.0f : p.beta;
+          for (int64_t j = 0; j < nc; j += 32) {
+            if (more) prefetch_a_slice(p, ni0, nmc, np0, nkc, j / 32, strips);
+            const __mmask16 m0 = tile8::lane_mask(nc - j), m1 = tile8::lane_mask(nc - j - 16);
+            const float* Bp = Bw + j * gk + (p0 - g0) * 32;
+            if (!p.ta) {
+              tile8::strip<false, kRowsA>(mc, kc, aw.data(), kc, Bp, 32, c + j, ldcb, m0, m1, p.alpha, beta_k);
+              continue;
+            }
+            for (int64_t q = 0; q * kRowsAT < mc; ++q)  // one micro-panel (fewer rows in the last) at a time
+              tile8::strip<true, kRowsAT>(std::min<int64_t>(kRowsAT, mc - q * kRowsAT), kc,
+                                          aw.data() + q * kc * kRowsAT, kRowsAT, Bp, 32, c + j + q * kRowsAT * ldcb,
+                                          ldcb, m0, m1, p.alpha, beta_k);
           }
-          for (int64_t q = 0; q * kRowsAT < mc; ++q)  // one micro-panel (fewer rows in the last) at a time
-            tile8::strip<true>(std::min<int64_t>(kRowsAT, mc - q * kRowsAT), kc, aw.data() + q * kc * kRowsAT,
-                               kRowsAT, Bw + j * kc, 32, c + q * kRowsAT * ldc, ldc, m0, m1, p.alpha, beta_k);
         }
         if (!last) continue;
-        for (int64_t i = i0; i < i0 + mc; ++i) {  // the epilogue, while the rows are in cache
-          float* c = C + i * ldc + j0;
+        for (int64_t i = 0; i < mc; ++i) {  // the epilogue, while the rows are in cache
+          float* cr = c + i * ldcb;
           if (bias_after)
-            for (int64_t n = 0; n < nc; ++n) c[n] += p.bias[j0 + n];
+            for (int64_t n = 0; n < nc; ++n) cr[n] += p.bias[j0 + n];
           if (p.relu)
-            for (int64_t n = 0; n < nc; ++n) c[n] = c[n] < 0.0f ? 0.0f : c[n];  // NaN stays NaN (as oneDNN, PyTorch)
-          if (c16) float_to_bf16(path, c, c16 + i * ldc16 + j0, nc);
+            for (int64_t n = 0; n < nc; ++n) cr[n] = cr[n] < 0.0f ? 0.0f : cr[n];  // NaN stays NaN (as oneDNN, PyTorch)
+          if (c16) float_to_bf16(path, cr, c16 + (i0 + i) * ldc16 + j0, nc);
         }
       }
     }
@@ -211,10 +241,11 @@ void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int
 
 // Every product of g's grid on blocked_product: one product with the threads inside it, a grid with each
 // product on one thread (contiguous shares, threads only when each gets kParallelGrain × 32 multiply-adds).
-// A bfloat16 C is computed in a per-thread float32 copy (the old C widened first when beta != 0).
+// A bfloat16 C is computed row block by row block in cache when it can (beta 0, K ≤ kWholeK), else in a
+// per-thread float32 copy of the whole product (the old C widened first when beta != 0).
 void grid_products(const MixedGemm& g) {
   const int64_t total = g.outer * g.batch;
-  const bool bf16_c = g.c == DType::BFloat16;
+  const bool bf16_c = g.c == DType::BFloat16, c_in_blocks = g.beta == 0.0 && g.K <= kWholeK;
   auto one = [&](int64_t o, int64_t b, bool threads) {
     thread_local std::vector<float> cw;
     const Product p{static_cast<const uint16_t*>(g.A.data) + o * g.A.outer + b * g.A.stride,
@@ -223,6 +254,7 @@ void grid_products(const MixedGemm& g) {
     const int64_t off = o * g.outerC + b * g.strideC;
     if (!bf16_c) return blocked_product(p, static_cast<float*>(g.C) + off, g.ldc, nullptr, 0, threads);
     uint16_t* c16 = static_cast<uint16_t*>(g.C) + off;
+    if (c_in_blocks) return blocked_product(p, nullptr, 0, c16, g.ldc, threads);
     cw.resize((size_t)(g.M * g.N));
     if (g.beta != 0.0)
       for (int64_t i = 0; i < g.M; ++i) widen_row(c16 + i * g.ldc, cw.data() + i * g.N, g.N);
