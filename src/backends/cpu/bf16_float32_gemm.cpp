@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cpu/bf16_convert.h"
+#include "backends/cpu/bf16_simd.h"
 #include "backends/cpu/sgemm_tile.h"
 #include "backends/cpu/threads.h"
 #include "backends/profiler.h"
@@ -165,6 +166,23 @@ void prefetch_a_slice(const Product& p, int64_t i0, int64_t mc, int64_t p0, int6
   if (r1 > r0) prefetch_block(start + r0 * p.lda, r1 - r0, bytes, p.lda * 2, false);
 }
 
+// The rest of one row's epilogue while it is in cache: c[n] += bias[n] (bias not null), ReLU (NaN stays NaN,
+// as oneDNN and PyTorch), and with c16 the rounding to nearest even into c16 (the bits of float_to_bf16_bits),
+// else the result stored back into c; 16 lanes at a time, inline (a call per row cost more than the rows
+// of the attention's 32 x 32 products).
+inline void epilogue_row(float* c, int64_t n, const float* bias, bool relu, uint16_t* c16) {
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = tile8::lane_mask(n - j);
+    __m512 v = _mm512_maskz_loadu_ps(m, c + j);
+    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+    if (relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    if (c16)
+      _mm256_mask_storeu_epi16(c16 + j, m, round_avx512(v));
+    else
+      _mm512_mask_storeu_ps(c + j, m, v);
+  }
+}
+
 // One product: C = alpha · op(A) · op(B) + beta · C + bias on float32 C (row stride ldc), blocked like a
 // BLAS. op(B) is widened a column block at a time over a group of K: all of K when K ≤ kWholeK (the
 // column block narrowed to fit kBFloats), else one K block; then per block of kMc rows (in parallel over
@@ -174,8 +192,8 @@ void prefetch_a_slice(const Product& p, int64_t i0, int64_t mc, int64_t p0, int6
 // cache until it is done. Each output sums its K blocks in order: the result does not depend on the
 // thread count. A row block starts as the bias (beta 0) and, after the last K block, gets the rest of the
 // epilogue while in cache: the bias (beta != 0), ReLU, and with c16 the rounding into the bfloat16 C (row
-// stride ldc16). C null (only with c16, beta 0 and K ≤ kWholeK): each row block is computed in a
-// per-thread float32 block, so the float32 result never reaches memory.
+// stride ldc16). C null (only with c16, beta 0 and K ≤ kWholeK): each row block is
+// computed in a per-thread float32 block, so the float32 result never reaches memory.
 void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int64_t ldc16, bool threads) {
   thread_local std::vector<float> bw, bt;
   const int64_t M = p.M, N = p.N, K = p.K;
@@ -184,15 +202,13 @@ void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int
   const bool bias_first = p.bias && p.beta == 0.0f, bias_after = p.bias && p.beta != 0.0f;
   const int64_t blocks = (M + kMc - 1) / kMc;
   threads = threads && M * N * K >= 64 * (int64_t)kParallelGrain && blocks > 1;
-  const Bf16Path path = bf16_convert_path();
   for (int64_t g0 = 0; g0 < K; g0 += group)
     for (int64_t j0 = 0; j0 < N; j0 += ncb) {
       const int64_t gk = std::min(group, K - g0), nc = std::min(ncb, N - j0), strips = (nc + 31) / 32;
       const bool last = g0 + gk == K;
       widen_b(p, g0, gk, j0, nc, bw, bt);
       const float* Bw = bw.data();  // bw is this thread's: the team reads it through this pointer
-#pragma omp parallel for schedule(static) if (threads)
-      for (int64_t blk = 0; blk < blocks; ++blk) {
+      auto row_block = [&](int64_t blk) {
         thread_local std::vector<float> aw, cblock;
         const int64_t i0 = blk * kMc, mc = std::min(kMc, M - i0);
         float* c = C ? C + i0 * ldc + j0 : nullptr;
@@ -226,16 +242,16 @@ void blocked_product(const Product& p, float* C, int64_t ldc, uint16_t* c16, int
                                           ldcb, m0, m1, p.alpha, beta_k);
           }
         }
-        if (!last) continue;
-        for (int64_t i = 0; i < mc; ++i) {  // the epilogue, while the rows are in cache
-          float* cr = c + i * ldcb;
-          if (bias_after)
-            for (int64_t n = 0; n < nc; ++n) cr[n] += p.bias[j0 + n];
-          if (p.relu)
-            for (int64_t n = 0; n < nc; ++n) cr[n] = cr[n] < 0.0f ? 0.0f : cr[n];  // NaN stays NaN (as oneDNN, PyTorch)
-          if (c16) float_to_bf16(path, cr, c16 + (i0 + i) * ldc16 + j0, nc);
-        }
+        if (last && (bias_after || p.relu || c16))
+          for (int64_t i = 0; i < mc; ++i) epilogue_row(c + i * ldcb, nc, bias_after ? p.bias + j0 : nullptr, p.relu,
+                                                        c16 ? c16 + (i0 + i) * ldc16 + j0 : nullptr);
+      };
+      if (!threads) {  // no parallel region at all: entering one, even for one thread, costs a grid's small products
+        for (int64_t blk = 0; blk < blocks; ++blk) row_block(blk);
+        continue;
       }
+#pragma omp parallel for schedule(static)
+      for (int64_t blk = 0; blk < blocks; ++blk) row_block(blk);
     }
 }
 
@@ -263,9 +279,25 @@ void grid_products(const MixedGemm& g) {
   if (total == 1) return one(0, 0, true);
   const int nt = (int)std::max<int64_t>(
       1, std::min<int64_t>(omp_get_max_threads(), total * g.M * g.N * g.K / (kParallelGrain * 32)));
+  // Small products (the attention's 32 x 32 x 32): the next product's stored operands and C are asked for
+  // while this one computes, as in small_sgemm_grid, so only a thread's first product starts cold.
+  const bool ahead = (g.M + g.N) * g.K <= 64 * 64 * 2;
+  const int64_t c_size = bf16_c ? 2 : 4;
+  auto prefetch = [&](int64_t n) {
+    const int64_t o = n / g.batch, b = n % g.batch;
+    const auto* a = static_cast<const uint16_t*>(g.A.data) + o * g.A.outer + b * g.A.stride;
+    const auto* bm = static_cast<const uint16_t*>(g.B.data) + o * g.B.outer + b * g.B.stride;
+    prefetch_block(a, g.A.trans ? g.K : g.M, (g.A.trans ? g.M : g.K) * 2, g.A.ld * 2, false);
+    prefetch_block(bm, g.B.trans ? g.N : g.K, (g.B.trans ? g.K : g.N) * 2, g.B.ld * 2, false);
+    prefetch_block(static_cast<char*>(g.C) + (o * g.outerC + b * g.strideC) * c_size, g.M, g.N * c_size,
+                   g.ldc * c_size, true);
+  };
 #pragma omp parallel for schedule(static, 1) num_threads(nt) if (nt > 1)
   for (int t = 0; t < nt; ++t)
-    for (int64_t n = total * t / nt; n < total * (t + 1) / nt; ++n) one(n / g.batch, n % g.batch, false);
+    for (int64_t n = total * t / nt, end = total * (t + 1) / nt; n < end; ++n) {
+      if (ahead && n + 1 < end) prefetch(n + 1);
+      one(n / g.batch, n % g.batch, false);
+    }
 }
 #endif
 
