@@ -301,31 +301,26 @@ void grid_products(const MixedGemm& g) {
 }
 #endif
 
-}  // namespace
+// Rows of a single product with a bfloat16 C per pass of the widened path: its float32 copy of C is then at
+// most this many rows (the [4096 × 8000] bfloat16 logits would need 125 MiB whole).
+constexpr int64_t kWidenRows = 256;
 
-void bf16_gemm_float32(Backend& be, const MixedGemm& g) {
-  thread_local std::vector<float> abuf, bbuf, cbuf;
+// The widened path for the rows g covers: op(A) widened, the backend's float32 products against the widened
+// op(B) (B), then the bias, ReLU and, for a bfloat16 C, the rounding from a dense float32 copy (read first
+// when beta != 0).
+void widened_products(Backend& be, const MixedGemm& g, const Wide& B) {
+  thread_local std::vector<float> abuf, cbuf;
   const bool bf16_c = g.c == DType::BFloat16;
-  // A bfloat16 C is computed in a dense float32 copy (read first when beta != 0), rounded once at the end.
-  auto float_c = [&](int64_t products) {
-    cbuf.resize((size_t)(products * g.M * g.N));
-    if (g.beta != 0.0) convert_c(g, cbuf.data(), true);
-    return cbuf.data();
-  };
-#ifdef __AVX512F__
-  if (g.K > 0) {
-    prof::Scope prof_scope(prof::Cat::Gemm, "bf16_float32_products");
-    prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
-    return grid_products(g);
-  }
-#endif
-  Wide A{}, B{};
+  Wide A{};
   float* C = static_cast<float*>(g.C);
   {
     prof::Scope prof_scope(prof::Cat::Elementwise, "bf16_widen");
     A = widen(abuf, g.A, g.A.trans ? g.K : g.M, g.A.trans ? g.M : g.K, g.batch, g.outer);
-    B = widen(bbuf, g.B, g.B.trans ? g.N : g.K, g.B.trans ? g.K : g.N, g.batch, g.outer);
-    if (bf16_c) C = float_c(g.outer * g.batch);
+    if (bf16_c) {
+      cbuf.resize((size_t)(g.outer * g.batch * g.M * g.N));
+      if (g.beta != 0.0) convert_c(g, cbuf.data(), true);
+      C = cbuf.data();
+    }
   }
   const int64_t ldc = bf16_c ? std::max<int64_t>(g.N, 1) : g.ldc, strideC = bf16_c ? g.M * g.N : g.strideC,
                 outerC = bf16_c ? g.batch * g.M * g.N : g.outerC;
@@ -334,6 +329,34 @@ void bf16_gemm_float32(Backend& be, const MixedGemm& g) {
   prof::Scope prof_scope(prof::Cat::Elementwise, "bf16_epilogue");
   epilogue(C, ldc, strideC, outerC, g, g.bias, g.relu);
   if (bf16_c) convert_c(g, C, false);
+}
+}  // namespace
+
+void bf16_gemm_float32(Backend& be, const MixedGemm& g) {
+#ifdef __AVX512F__
+  if (g.K > 0) {
+    prof::Scope prof_scope(prof::Cat::Gemm, "bf16_float32_products");
+    prof::add_gemm_flops(2.0 * (double)g.M * (double)g.N * (double)g.K * (double)(g.batch * g.outer));
+    return grid_products(g);
+  }
+#endif
+  // Elsewhere (and for K = 0) op(B) is widened once, and a single product with a bfloat16 C runs
+  // kWidenRows rows at a time.
+  thread_local std::vector<float> bbuf;
+  Wide B{};
+  {
+    prof::Scope prof_scope(prof::Cat::Elementwise, "bf16_widen");
+    B = widen(bbuf, g.B, g.B.trans ? g.N : g.K, g.B.trans ? g.K : g.N, g.batch, g.outer);
+  }
+  const bool bf16_c = g.c == DType::BFloat16;
+  const int64_t rows = bf16_c && g.batch * g.outer == 1 ? kWidenRows : std::max<int64_t>(g.M, 1);
+  for (int64_t r0 = 0; r0 < g.M; r0 += rows) {
+    MixedGemm part = g;
+    part.M = std::min(rows, g.M - r0);
+    part.A.data = static_cast<const uint16_t*>(g.A.data) + (g.A.trans ? r0 : r0 * g.A.ld);
+    part.C = static_cast<char*>(g.C) + r0 * g.ldc * (bf16_c ? 2 : 4);
+    widened_products(be, part, B);
+  }
 }
 
 }  // namespace nl::cpu
