@@ -120,15 +120,9 @@ void widen_b(const Product& p, int64_t p0, int64_t kc, int64_t j0, int64_t nc, s
     const int64_t sc = std::min(kKc, kc - s0);
     bt.resize((size_t)(nc * sc));
     for (int64_t j = 0; j < nc; ++j) widen_row(p.B + (j0 + j) * p.ldb + p0 + s0, bt.data() + j * sc, sc);
-    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32((int)sc));
-    for (int64_t j = 0; j < nc; j += 16) {  // columns j .. j + 15 of the block = rows of the stored block
-      const __mmask16 m = tile8::lane_mask(nc - j);
-      float* dst = bw.data() + ((j / 32) * kc + s0) * 32 + j % 32;
-      const float* col = bt.data() + j * sc;
-      for (int64_t k = 0; k < sc; ++k)
-        _mm512_mask_storeu_ps(dst + k * 32, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, col + k, 4));
-    }
+    for (int64_t j = 0; j < nc; j += 16)  // columns j .. j + 15 of the block = rows of the stored block
+      tile8::gather_columns16(bt.data() + j * sc, sc, std::min<int64_t>(16, nc - j), sc,
+                              bw.data() + ((j / 32) * kc + s0) * 32 + j % 32, 32);
   }
 }
 

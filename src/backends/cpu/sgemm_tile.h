@@ -80,6 +80,17 @@ inline void strip(int64_t M, int64_t K, const float* A, int64_t lda, const float
   }
 }
 
+// Columns of a stored-transposed block by gathers of 16 rows: dst[k · ldd + j] = src[j · ld + k] for j < n
+// (at most 16: lanes past n neither read nor written) and k < K. The register tile reads op(B) in rows, so a
+// B stored [N, K] is turned into [K, N] rows this way (small_gemm.cpp, bf16_float32_gemm.cpp).
+inline void gather_columns16(const float* src, int64_t ld, int64_t n, int64_t K, float* dst, int64_t ldd) {
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32((int)ld));
+  const __mmask16 m = n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
+  for (int64_t k = 0; k < K; ++k)
+    _mm512_mask_storeu_ps(dst + k * ldd, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, src + k, 4));
+}
+
 inline __mmask16 lane_mask(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1); }
 }  // namespace nl::cpu::tile8
 #endif

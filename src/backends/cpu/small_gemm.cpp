@@ -35,9 +35,6 @@ void small_sgemm_grid(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
     throw std::logic_error("small_sgemm_grid: " + std::to_string(M) + " x " + std::to_string(N) + " x " +
                            std::to_string(K) + " is not a small product on this build (check small_sgemm_fits)");
 #ifdef __AVX512F__
-  // B's rows j0 + [0, 16) for gathering one column of a transposed B
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32((int)B.ld));
   const int64_t total = outer * batch;
   // Products [n0, n1) of the grid, in order, on one thread.
   auto run = [&](int64_t n0, int64_t n1) {
@@ -58,12 +55,7 @@ void small_sgemm_grid(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
       int64_t ldbp = B.ld;
       if (tb) {  // column k of the stored [N, K] block, 16 rows per gather
         float* t = scratch.data();
-        for (int64_t j = 0; j < N; j += 16) {
-          const __mmask16 m = lane_mask(N - j);
-          const float* col = bm + j * B.ld;
-          for (int64_t k = 0; k < K; ++k)
-            _mm512_mask_storeu_ps(t + k * N + j, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, col + k, 4));
-        }
+        for (int64_t j = 0; j < N; j += 16) gather_columns16(bm + j * B.ld, B.ld, std::min<int64_t>(16, N - j), K, t + j, N);
         Bp = t, ldbp = N;
       }
       for (int64_t j = 0; j < N; j += 32) {
