@@ -82,7 +82,16 @@ float lane_reference(int64_t n, const float* a, const float* b, bool fused) {
     for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
   return acc[0];
 }
+// The same order in double lanes, each float term widened: lane_sum_double's documented result.
+double lane_reference_double(int64_t n, const float* a) {
+  double acc[16] = {};
+  for (int64_t i = 0; i < n; ++i) acc[i % 16] += (double)a[i];
+  for (int w = 8; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  return acc[0];
+}
 bool same_bits(float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+bool same_bits(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
 }  // namespace
 
 TEST_CASE("lane sums: the documented 16-lane order, bit for bit, for every row length and tail", "[vec_math]") {
@@ -104,6 +113,7 @@ TEST_CASE("lane sums: the documented 16-lane order, bit for bit, for every row l
       const float ref_sum = lane_reference(n, pa, nullptr, false);
       CHECK(same_bits(cpu::lane_sum<float>(n, [&](int64_t j) { return pa[j]; }), ref_sum));
       CHECK(same_bits(cpu::lane_sum_of<float>(n, pa), ref_sum));
+      CHECK(same_bits(cpu::lane_sum_double(n, pa), lane_reference_double(n, pa)));
 #if defined(__AVX512F__) || !defined(__FMA__)
       CHECK(same_bits(cpu::lane_dot<float>(n, pa, pb), lane_reference(n, pa, pb, fused)));
 #endif
@@ -115,6 +125,7 @@ TEST_CASE("lane sums: the documented 16-lane order, bit for bit, for every row l
   std::vector<float> w(37, 1.0f);
   w[33] = std::numeric_limits<float>::quiet_NaN();
   CHECK(std::isnan(cpu::lane_sum_of<float>(37, w.data())));
+  CHECK(std::isnan(cpu::lane_sum_double(37, w.data())));
   CHECK(std::isnan(cpu::lane_dot<float>(37, w.data(), w.data())));
   w[33] = std::numeric_limits<float>::infinity();
   CHECK(cpu::lane_sum_of<float>(37, w.data()) == std::numeric_limits<float>::infinity());

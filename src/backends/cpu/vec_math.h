@@ -106,6 +106,40 @@ inline T lane_sum_of(int64_t n, const T* a) {
   return lane_sum<T>(n, [&](int64_t j) { return a[j]; });
 }
 
+/// Σ a[j] in double: lane_sum<double>(n, (double)a[j]) with the same lanes, order and bits (the 16 lanes,
+/// then the tree). A row mean that does not depend on the row's address, unlike `omp simd reduction`,
+/// which GCC also finished by storing the vector and adding its lanes one by one (a 16-add chain that
+/// bound the LayerNorm forward's rows). For float with AVX-512 the lanes live in two registers (halves
+/// widened by vcvtps2pd), the tail by masked loads.
+template <typename T>
+inline double lane_sum_double(int64_t n, const T* a) {
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  if constexpr (std::is_same_v<T, float>) {
+    // The widening as GCC's vector conversion: _mm512_cvtps_pd warns of an uninitialised operand where
+    // GCC 12 inlines it (GCC bug 105593, as the extracts of lane_tree).
+    auto wide = [](__m256 v) { return (__m512d)__builtin_convertvector((__v8sf)v, __v8df); };
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();  // lanes 0-7 and 8-15
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      lo = _mm512_add_pd(lo, wide(_mm256_loadu_ps(a + i)));
+      hi = _mm512_add_pd(hi, wide(_mm256_loadu_ps(a + i + 8)));
+    }
+    if (i < n) {
+      const int64_t r = n - i;
+      const __mmask8 kl = (__mmask8)((1u << (r < 8 ? r : 8)) - 1), kh = (__mmask8)(r > 8 ? (1u << (r - 8)) - 1 : 0);
+      lo = _mm512_mask_add_pd(lo, kl, lo, wide(_mm256_maskz_loadu_ps(kl, a + i)));
+      hi = _mm512_mask_add_pd(hi, kh, hi, wide(_mm256_maskz_loadu_ps(kh, a + i + 8)));
+    }
+    __m512d v = lo + hi;                                         // w = 8
+    v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7);  // w = 4
+    v += __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3);  // w = 2
+    v += __builtin_shufflevector(v, v, 1, 1, 1, 1, 1, 1, 1, 1);  // w = 1
+    return v[0];
+  }
+#endif
+  return lane_sum<double>(n, [&](int64_t j) { return (double)a[j]; });
+}
+
 /// lane_sum(n, a[j] * b[j]) likewise. Each lane adds a[j]·b[j] as one fused multiply-add, as GCC contracts
 /// the generic loop wherever the target has FMA (AVX-512 implies it), so the same bits as lane_sum there.
 template <typename T>
