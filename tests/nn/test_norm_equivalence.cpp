@@ -124,13 +124,14 @@ TEST_CASE("norm: composite and fused agree in float32 and on the multi-threaded 
   manual_seed(13);
   for (const auto& name : layernorm_family_names()) {
     if (name == "none") continue;
-    // float32, the training dtype: agreement to float rounding.
+    // float32, the training dtype: agreement to float rounding. 29 rows of 50: the fused kernel's last
+    // block of rows is partial and each row ends in a tail shorter than a vector.
     {
       INFO(name << " float32");
       auto comp = make_norm(name, 50, {{"impl", "composite"}});
       auto fused = make_norm(name, 50, {{"impl", "fused"}});
-      Tensor x = Tensor::randn({32, 50}, 0.5, 2.0);
-      Tensor g = Tensor::randn({32, 50});
+      Tensor x = Tensor::randn({29, 50}, 0.5, 2.0);
+      Tensor g = Tensor::randn({29, 50});
       Variable x1(x.clone(), true), x2(x.clone(), true);
       Variable y1 = comp->forward(x1), y2 = fused->forward(x2);
       CHECK(y1.dtype() == DType::Float32);
