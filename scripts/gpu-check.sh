@@ -8,7 +8,7 @@
 # the fake device). docs/cuda.md gives the exact device `run` command and how the .debs travel.
 #
 #   scripts/gpu-check.sh [--out DIR] [--bundle DIR] [--budget S] [--jobs N] [--build DIR] [--arch LIST]
-#                        [--updates N] [--tol R] [--prebuilt DIR]
+#                        [--updates N] [--tol R] [--prebuilt DIR] [--campaign "ARGS"] [--campaign-only]
 #   scripts/gpu-check.sh --prepare     # here, before a GPU session: fetch the .debs, prepare the data
 # --bundle DIR: summary.md is written there as the steps finish, and at the end the whole report folder
 # as report.tar.gz (the device tool returns at most 8 files from $OUT). --budget S (default 560): every
@@ -21,12 +21,22 @@
 # --prepare also copies its four programs (normlab, libnormlab_cuda.so, tests/normlab_cuda_tests,
 # tests/normlab_op_check) into .gpu-carry/prebuilt: `--prebuilt .gpu-carry/prebuilt` on the device then
 # skips configure and build (minutes of device time) and builds from source only if those programs do not
-# start there.
+# start there. It also copies the raw data sets the GPU campaigns read (CAMPAIGN_DATA below) into
+# .gpu-carry/data.
+#
+# --campaign "ARGS": after the check, `normlab --device cuda ARGS` (e.g. "reproduce powernorm --parts
+# table1,table2 --seeds 3 --data-bin .gpu-carry/data-bin") in what is left of the budget, with
+# ../shared/data/<set> pointing at .gpu-carry/data/<set> where the device has no shared/ (the same paths,
+# so the records' settings match the CPU runs'). Runs that finish are recorded in results/; their files come
+# back as registry.tar.gz in --bundle (unpack it in the checkout here). A run cut by the budget is lost.
+# --campaign-only: the campaign alone, after the dependencies and programs (the check ran in an earlier call).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CARRY=$ROOT/.gpu-carry
 OUT=gpu-report BUNDLE= BUDGET=560 JOBS=$(nproc) BUILD=build-gpu ARCH=90 UPDATES=200 TOL=0.01 PREPARE=0 PREBUILT=
+CAMPAIGN='' CAMPAIGN_ONLY=0
+CAMPAIGN_DATA="ptb-lm"  # raw data sets of ../shared/data that GPU campaigns read (the lm task's PTB)
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT=$2; shift 2 ;;
@@ -39,6 +49,8 @@ while [ $# -gt 0 ]; do
     --tol) TOL=$2; shift 2 ;;
     --prepare) PREPARE=1; shift ;;
     --prebuilt) PREBUILT=$2; shift 2 ;;
+    --campaign) CAMPAIGN=$2; shift 2 ;;
+    --campaign-only) CAMPAIGN_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
@@ -47,6 +59,10 @@ DEBS="libopenblas0-openmp libopenblas-openmp-dev libgfortran5 libsentencepiece0 
       libcli11-dev nlohmann-json3-dev zlib1g-dev pkgconf pkgconf-bin libpkgconf3
       libdnnl2 libdnnl-dev ocl-icd-libopencl1 libopenmpi3 libevent-core-2.1-7 libevent-pthreads-2.1-7 libhwloc15
       libgomp1 libquadmath0 libudev1"
+
+if [ $CAMPAIGN_ONLY = 1 ] && [ -z "$CAMPAIGN" ]; then
+  echo "gpu-check: --campaign-only needs --campaign \"ARGS\"" >&2; exit 2
+fi
 
 if [ $PREPARE = 1 ]; then
   set -e
@@ -57,6 +73,9 @@ if [ $PREPARE = 1 ]; then
   [ -x "$NL" ] || { echo "gpu-check --prepare: build normlab first (scripts/build.sh) or set NORMLAB=path" >&2; exit 2; }
   SRC=${NORMLAB_DATA_ROOT:-$ROOT/../shared/data}/multi30k
   [ -d "$CARRY/data-bin/multi30k" ] || "$NL" data prepare multi30k --data "$SRC" --out "$CARRY/data-bin/multi30k"
+  for d in $CAMPAIGN_DATA; do
+    [ -d "$CARRY/data/$d" ] || { mkdir -p "$CARRY/data" && cp -r "$(dirname "$SRC")/$d" "$CARRY/data/$d"; }
+  done
   B=$(dirname "$NL")
   if [ -f "$B/libnormlab_cuda.so" ] && grep -q '^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=.*90' "$B/CMakeCache.txt" 2>/dev/null; then
     cmake --build "$B" --target normlab_cli normlab_cuda normlab_cuda_tests normlab_op_check
@@ -86,6 +105,28 @@ step() {  # step NAME TIMEOUT_S CMD...: runs CMD with a time limit, logs to $OUT
   if [ $rc = 0 ]; then note "- $name: PASS ($((SECONDS - t0)) s)"
   else note "- $name: FAIL (exit $rc after $((SECONDS - t0)) s; see $name.log)"; tail -20 "$OUT/$name.log"; FAILED=1; fi
   return $rc
+}
+
+run_campaign() {  # --campaign in what is left of the budget; the records it wrote into registry.tar.gz
+  [ -n "$CAMPAIGN" ] || return 0
+  local d t0=$SECONDS limit rc
+  for d in "$CARRY"/data/*/; do
+    d=$(basename "$d")
+    [ -e "$ROOT/../shared/data/$d" ] || { mkdir -p "$ROOT/../shared/data" && ln -s "$CARRY/data/$d" "$ROOT/../shared/data/$d"; }
+  done
+  limit=$(left 100000)
+  if [ "$limit" -le 0 ]; then note "- campaign: not started (no time left of the ${BUDGET} s budget)"; return 1; fi
+  # word splitting of ARGS is wanted: it is one command line
+  # shellcheck disable=SC2086
+  timeout "$limit" "$NL" --device cuda $CAMPAIGN > "$OUT/campaign.log" 2>&1; rc=$?
+  note "- campaign: exit $rc after $((SECONDS - t0)) s$([ $rc = 124 ] && echo ' (cut by the budget: its last run is lost)'): normlab --device cuda $CAMPAIGN"
+  grep -E "^\[run [0-9]+ of|registry: " "$OUT/campaign.log" | sed 's/^ */  /' | tee -a "$SUMMARY"
+  git status --porcelain --untracked-files=all -- results | sed 's/^...//' > "$OUT/campaign-records.txt"
+  if [ -s "$OUT/campaign-records.txt" ]; then
+    tar czf "${BUNDLE:-$OUT}/registry.tar.gz" -T "$OUT/campaign-records.txt"
+    note "  $(wc -l < "$OUT/campaign-records.txt") new or changed files under results/ in registry.tar.gz"
+  fi
+  [ $rc = 0 ] || [ $rc = 124 ]
 }
 
 note "# gpu-check $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes'), $(date -u +%FT%TZ)"
@@ -140,6 +181,12 @@ if [ -z "$PREBUILT" ]; then
   [ -f "$BUILD/libnormlab_cuda.so" ] && note "- CUDA module: $BUILD/libnormlab_cuda.so" || note "- CUDA module: not built (no nvcc: CPU-only build)"
 fi
 NL=$BUILD/normlab
+if [ $CAMPAIGN_ONLY = 1 ]; then
+  if [ $HAVE_GPU = 0 ]; then note "gpu-check: NO GPU on this machine: the campaign needs one"; bundle; exit 77; fi
+  run_campaign || FAILED=1
+  bundle
+  exit $FAILED
+fi
 
 # ---- CPU training in the background while the GPU steps run (same machine, same binary) ----
 DATA=$CARRY/data-bin/multi30k
@@ -223,5 +270,6 @@ grep -iE "median|ratio|reference" "$OUT/bench-transformer-bf16.log" | head -8 | 
 
 note ""
 [ $FAILED = 0 ] && note "gpu-check: PASSED" || note "gpu-check: FAILED (see the logs in $OUT)"
+run_campaign || FAILED=1
 bundle
 exit $FAILED
