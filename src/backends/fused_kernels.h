@@ -131,18 +131,26 @@ class FusedKernels {
   /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights
   /// P_j * keep_j / (1 - dropout) into `dropped` (same shape; ignored when o.dropout == 0, where they are
   /// P). `key_padding` is [batch, tk] and `attn_mask` [tq, tk], contiguous, in the scores' dtype, or a
-  /// Desc with data == nullptr when absent. Float dtypes only; throws std::invalid_argument on a dtype,
-  /// shape or option mismatch (before any work).
+  /// Desc with data == nullptr when absent. Where attention_bf16_operands(), `dropped` may instead be
+  /// bfloat16 beside float32 scores: then it is always written, as the operand of the product P·V under
+  /// autocast, P_j * keep_j / (1 - dropout) (P_j without dropout) rounded once to nearest even (the bits of
+  /// the float32 value's cast). Float dtypes only; throws std::invalid_argument on a dtype, shape or option
+  /// mismatch (before any work).
   virtual void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores,
                                  const Desc& key_padding, const Desc& attn_mask, const AttentionKernelOpts& o) = 0;
   /// Attention backward row kernel: from the weights `probs` = P of attention_softmax and `gprobs` =
   /// dL/d(dropped weights) = dO V^T (same [rows, tk] layout), regenerates the dropout mask and writes
   ///   gscores_j = scale * P_j * (dP_j - sum_k P_k dP_k),  dP_j = gprobs_j * keep_j / (1 - dropout)
   /// (the gradient w.r.t. the raw scores; 0 where P is 0, i.e. on blocked keys) and, when o.dropout > 0,
-  /// the dropped weights into `dropped` (for dV = dropped^T dO; ignored when o.dropout == 0).
-  /// `gscores` may alias `gprobs`. Same checks as attention_softmax.
+  /// the dropped weights into `dropped` (for dV = dropped^T dO; ignored when o.dropout == 0; a bfloat16
+  /// `dropped` is always written, as attention_softmax's). `gscores` may alias `gprobs`. Same checks as
+  /// attention_softmax.
   virtual void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs,
                                           const Desc& probs, const AttentionKernelOpts& o) = 0;
+  /// Whether attention_softmax and its backward take a bfloat16 `dropped` beside float32 scores (the
+  /// product's operand written in the row pass: no float32 weights and no cast pass). False unless a
+  /// backend's kernels say so (the CPU's do); the front end then passes float32 weights and casts them.
+  virtual bool attention_bf16_operands() const { return false; }
   /// One Adam/AdamW step in place on contiguous param, grad, m, v (same dtype and size).
   virtual void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
                          const AdamKernelOpts& o) = 0;

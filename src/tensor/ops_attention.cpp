@@ -41,12 +41,31 @@ void check_dense_rows(const char* op, const Tensor& t) {
 }
 }  // namespace
 
+bool attention_bf16_operands(const Tensor& scores) {
+  return scores.defined() && scores.dtype() == DType::Float32 && fused_for(scores).attention_bf16_operands();
+}
+
+namespace {
+// Whether `dropped` is the bfloat16 operand (attention_bf16_operands); throws when it is bfloat16 where
+// the kernels do not take it, or not of the scores' shape and device.
+bool bf16_operand(const char* op, const Tensor& dropped, const Tensor& scores) {
+  if (!dropped.defined() || dropped.dtype() != DType::BFloat16) return false;
+  if (!attention_bf16_operands(scores))
+    throw std::invalid_argument(std::string(op) + ": a bfloat16 `dropped` needs float32 scores on a backend whose "
+                                "attention kernels write it (attention_bf16_operands); pass it in the scores' dtype");
+  if (dropped.shape() != scores.shape() || !dropped.is_contiguous() || dropped.device() != scores.device())
+    throw std::invalid_argument(std::string(op) + ": `dropped` must be contiguous " + shape_str(scores.shape()) +
+                                " on the scores' device, got " + shape_str(dropped.shape()));
+  return true;
+}
+}  // namespace
+
 void attention_softmax_out(Tensor& probs, Tensor& dropped, const Tensor& scores, const Tensor& key_padding,
                            const Tensor& attn_mask, const AttentionRowOptions& o) {
   observe(AutocastOp::Softmax, scores);
   const char* op = "attention_softmax";
-  const bool drop = o.dropout > 0;
-  const AttentionKernelOpts k = row_opts(op, scores, {&probs, drop ? &dropped : &probs}, o);
+  const bool op16 = bf16_operand(op, dropped, scores), drop = o.dropout > 0 || op16;
+  const AttentionKernelOpts k = row_opts(op, scores, {&probs, drop && !op16 ? &dropped : &probs}, o);
   if (drop && !dropped.defined()) throw std::invalid_argument("attention_softmax: dropout > 0 needs `dropped`");
   check_like(op, scores, {&key_padding, &attn_mask}, "masks");
   if (key_padding.defined() && (key_padding.shape() != Shape{k.batch, k.tk} || !key_padding.is_contiguous()))
@@ -66,9 +85,9 @@ void attention_softmax_out(Tensor& probs, Tensor& dropped, const Tensor& scores,
 void attention_softmax_backward_out(Tensor& gscores, Tensor& dropped, const Tensor& gprobs, const Tensor& probs,
                                     const AttentionRowOptions& o) {
   observe(AutocastOp::Softmax, probs);
-  const bool drop = o.dropout > 0;
-  const AttentionKernelOpts k =
-      row_opts("attention_softmax_backward", probs, {&gscores, &gprobs, drop ? &dropped : &gprobs}, o);
+  const char* op = "attention_softmax_backward";
+  const bool op16 = bf16_operand(op, dropped, probs), drop = o.dropout > 0 || op16;
+  const AttentionKernelOpts k = row_opts(op, probs, {&gscores, &gprobs, drop && !op16 ? &dropped : &gprobs}, o);
   if (drop && !dropped.defined())
     throw std::invalid_argument("attention_softmax_backward: dropout > 0 needs `dropped`");
   fused_for(probs).attention_softmax_backward(gscores.desc(), drop ? dropped.desc() : Desc{}, gprobs.desc(),

@@ -107,18 +107,24 @@ struct AttentionRowOptions {
   uint64_t seed = 0, offset = 0;  ///< counter stream of the dropout mask: element (b, h, i, j) of
                                   ///< [B, H, Tq, Tk] draws counter offset + ((b·H + h)·Tq + i)·Tk + j
 };
+/// Whether the attention row kernels on scores' backend write a bfloat16 `dropped` beside these (float32)
+/// scores (FusedKernels::attention_bf16_operands): the autocast path then skips the weights' cast.
+bool attention_bf16_operands(const Tensor& scores);
 /// From raw scores [B, H, Tq, Tk] (contiguous) writes the weights P = softmax over the unblocked keys of
 /// scale·scores + attn_mask into `probs` (same shape; may be `scores` itself; blocked keys and fully
 /// blocked rows get 0) and, when o.dropout > 0, the dropped weights P ⊙ keep / (1 - dropout) into
 /// `dropped` (ignored, and may be undefined, when o.dropout == 0). Key j of batch b is blocked when
 /// key_padding[b, j] != 0 ([B, Tk] in the scores' dtype, or undefined), attn_mask[i, j] == -inf ([Tq, Tk]
-/// in the scores' dtype, or undefined) or (causal) j > i + Tk - Tq. Throws std::invalid_argument on a
-/// shape, dtype, device or option mismatch.
+/// in the scores' dtype, or undefined) or (causal) j > i + Tk - Tq. Where attention_bf16_operands(scores),
+/// `dropped` may be bfloat16: then it is always written, as the operand of P·V (the dropped weights, or P
+/// without dropout, rounded once). Throws std::invalid_argument on a shape, dtype, device or option
+/// mismatch (a bfloat16 `dropped` where the backend's kernels do not write it among them).
 void attention_softmax_out(Tensor& probs, Tensor& dropped, const Tensor& scores, const Tensor& key_padding,
                            const Tensor& attn_mask, const AttentionRowOptions& o);
 /// Backward of attention_softmax_out: from `gprobs` = dL/d(dropped weights) [B, H, Tq, Tk] and P writes
 /// gscores = scale · P ⊙ (dP - Σ P ⊙ dP), dP = gprobs ⊙ keep / (1 - dropout) (gscores may be gprobs
-/// itself) and, when o.dropout > 0, the regenerated dropped weights into `dropped`.
+/// itself) and, when o.dropout > 0, the regenerated dropped weights into `dropped` (a bfloat16 `dropped`:
+/// always, as attention_softmax_out's).
 void attention_softmax_backward_out(Tensor& gscores, Tensor& dropped, const Tensor& gprobs, const Tensor& probs,
                                     const AttentionRowOptions& o);
 /// c[b, h] = op(a[b, h]) @ op(b[b, h]) over the [B, H] grid of heads in one backend call: c [B, H, M, N],

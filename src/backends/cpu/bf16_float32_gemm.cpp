@@ -1,4 +1,5 @@
 // Mixed-precision products run as float32 products of the widened operands (bf16_float32_gemm.h).
+#include "backends/cpu/avx512_intrinsics.h"  // first: GCC 12's intrinsics warnings
 #include "backends/cpu/bf16_float32_gemm.h"
 
 #include <omp.h>

@@ -5,6 +5,10 @@
 // those instruction sets.
 #include <immintrin.h>
 
+#include <cstdint>
+
+#include "tensor/bfloat16.h"
+
 namespace nl::cpu {
 
 /// 16 float32 lanes rounded to bfloat16 bits (nearest even, NaN quieted, overflow to ±Inf) with integer
@@ -40,6 +44,25 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))) inline 
   if (__builtin_expect((_mm512_fpclass_ps_mask(lo, 0x20) | _mm512_fpclass_ps_mask(hi, 0x20)) != 0, 0))
     return _mm512_inserti64x4(_mm512_castsi256_si512(round_avx512(lo)), round_avx512(hi), 1);
   return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+}
+
+/// in[i] rounded to bfloat16 bits into out[i] for i < n (the bits of float_to_bf16_bits), inline: for the
+/// short rows a kernel rounds itself (the attention's 32-key rows), where a dispatched conversion call would
+/// cost more than the row. 16 lanes at a time when the build targets AVX-512 (vcvtneps2bf16 with AVX512_BF16,
+/// round_avx512bf16; else round_avx512), else one at a time.
+inline void round_row_bf16(const float* in, uint16_t* out, int64_t n) {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1);
+#if defined(__AVX512BF16__)
+    _mm256_mask_storeu_epi16(out + i, m, round_avx512bf16(_mm512_maskz_loadu_ps(m, in + i)));
+#else
+    _mm256_mask_storeu_epi16(out + i, m, round_avx512(_mm512_maskz_loadu_ps(m, in + i)));
+#endif
+  }
+#else
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16_bits(in[i]);
+#endif
 }
 
 }  // namespace nl::cpu

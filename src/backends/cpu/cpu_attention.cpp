@@ -2,12 +2,17 @@
 // softmax and counter-based dropout in one pass per row (forward), and the softmax/dropout backward
 // from the saved weights P with the dropout mask regenerated (docs/attention.md). OpenMP over rows;
 // all checks run first.
+#include "backends/cpu/avx512_intrinsics.h"  // first: GCC 12's intrinsics warnings (the bfloat16 rounding)
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
+#include "backends/cpu/bf16_simd.h"
 #include "backends/cpu/counter_rng.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/threads.h"
@@ -156,6 +161,28 @@ void softmax_row_masks(const T* kp, const T* ap, const RowCtx<T>& c, const T* s,
   else
     softmax_row<T, false, false, TK>(c, s, p, d, tk, scale, o, kt, inv_keep);
 }
+
+// The kernels' `dropped`: null (not wanted), in the scores' dtype (the dropped weights, wanted with dropout),
+// or bfloat16 beside float32 scores (the products' operand, always written; FusedKernels::attention_softmax).
+// Checks it and returns whether it is the bfloat16 operand.
+bool check_dropped(const Desc& dropped, const Desc& scores, const AttentionKernelOpts& o, const char* kernel) {
+  const int64_t n = o.batch * o.heads * o.tq * o.tk;
+  if (dropped.data && dropped.dtype == DType::BFloat16) {
+    if (scores.dtype != DType::Float32)
+      throw std::invalid_argument(std::string(kernel) + ": a bfloat16 `dropped` needs float32 scores, got " +
+                                  dtype_name(scores.dtype));
+    check_operand(dropped, "dropped", DType::BFloat16, n, kernel);
+    return true;
+  }
+  if (o.dropout > 0) check_operand(dropped, "dropped", scores.dtype, n, kernel);
+  return false;
+}
+
+// Row r of a bfloat16 `dropped`: the row's float32 values (in L1) rounded once to nearest even.
+template <typename T>
+void round_operand_row(const T* row, const Desc& dropped, int64_t r, int64_t tk) {
+  if constexpr (std::is_same_v<T, float>) cpu::round_row_bf16(row, static_cast<uint16_t*>(dropped.data) + r * tk, tk);
+}
 }  // namespace
 
 void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
@@ -164,7 +191,7 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
   const char* kernel = "attention_softmax";
   check_opts(scores, o, kernel);
   check_operand(probs, "probs", scores.dtype, scores.numel(), kernel);
-  if (o.dropout > 0) check_operand(dropped, "dropped", scores.dtype, scores.numel(), kernel);
+  const bool op16 = check_dropped(dropped, scores, o, kernel);
   if (key_padding.data) check_operand(key_padding, "key_padding", scores.dtype, o.batch * o.tk, kernel);
   if (attn_mask.data) check_operand(attn_mask, "attn_mask", scores.dtype, o.tq * o.tk, kernel);
   const int64_t R = o.batch * o.heads * o.tq, tk = o.tk;
@@ -176,16 +203,26 @@ void CpuBackend::attention_softmax(const Desc& probs, const Desc& dropped, const
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
     const cpu::KeepTest kt = cpu::KeepTest::make<T>(o.seed, o.dropout);
     const bool row32 = tk == 32 && !o.causal;  // the Transformer's usual head rows: a fixed length
-#pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
-    for (int64_t r = 0; r < R; ++r) {
-      const RowCtx<T> c = row_ctx(r, kp, ap, o);
-      const T* s = sp + r * tk;
-      T* p = pp + r * tk;
-      T* d = o.dropout > 0 ? dp + r * tk : nullptr;
-      if (row32)
-        softmax_row_masks<T, 32>(kp, ap, c, s, p, d, tk, scale, o, kt, inv_keep);
-      else
-        softmax_row_masks<T, 0>(kp, ap, c, s, p, d, tk, scale, o, kt, inv_keep);
+#pragma omp parallel if (R * tk >= kParallelGrain)
+    {
+      // A bfloat16 operand: each row's dropped weights in float32 here (or P itself without dropout), then
+      // rounded while in L1; no float32 copy in memory and no cast pass over it. Against the float32
+      // weights and their cast, per [128 x 4 x 32 x 32] call with dropout 0.1 (Intel EMR, one core, three
+      // runs): forward 1.23-1.50 -> 1.19-1.47 ms, backward 0.71-0.83 -> 0.58-0.70 ms; without dropout the
+      // forward is 1-3% slower (the cast of P read it hot from L2), the backward 13% faster.
+      std::vector<T> row(op16 ? (size_t)tk : 0);
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < R; ++r) {
+        const RowCtx<T> c = row_ctx(r, kp, ap, o);
+        const T* s = sp + r * tk;
+        T* p = pp + r * tk;
+        T* d = o.dropout > 0 ? (op16 ? row.data() : dp + r * tk) : nullptr;
+        if (row32)
+          softmax_row_masks<T, 32>(kp, ap, c, s, p, d, tk, scale, o, kt, inv_keep);
+        else
+          softmax_row_masks<T, 0>(kp, ap, c, s, p, d, tk, scale, o, kt, inv_keep);
+        if (op16) round_operand_row(d ? d : p, dropped, r, tk);  // without dropout the operand is P
+      }
     }
   });
 }
@@ -197,7 +234,7 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
   check_opts(probs, o, kernel);
   check_operand(gscores, "gscores", probs.dtype, probs.numel(), kernel);
   check_operand(gprobs, "gprobs", probs.dtype, probs.numel(), kernel);
-  if (o.dropout > 0) check_operand(dropped, "dropped", probs.dtype, probs.numel(), kernel);
+  const bool op16 = check_dropped(dropped, probs, o, kernel);
   const int64_t R = o.batch * o.heads * o.tq, tk = o.tk;
   dispatch_floating(probs.dtype, kernel, [&](auto tag) {
     using T = decltype(tag);
@@ -205,14 +242,19 @@ void CpuBackend::attention_softmax_backward(const Desc& gscores, const Desc& dro
     T *gs = static_cast<T*>(gscores.data), *dp = static_cast<T*>(dropped.data);
     const T scale = T(o.scale), inv_keep = T(1.0 / (1.0 - o.dropout));
     const cpu::KeepTest kt = cpu::KeepTest::make<T>(o.seed, o.dropout);
-#pragma omp parallel for schedule(static) if (R * tk >= kParallelGrain)
-    for (int64_t r = 0; r < R; ++r) {
-      const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
-      T* d = o.dropout > 0 ? dp + r * tk : nullptr;
-      if (tk == 32)
-        softmax_backward_row<T, 32>(c, pp + r * tk, gp + r * tk, gs + r * tk, d, tk, scale, o, kt, inv_keep);
-      else
-        softmax_backward_row<T, 0>(c, pp + r * tk, gp + r * tk, gs + r * tk, d, tk, scale, o, kt, inv_keep);
+#pragma omp parallel if (R * tk >= kParallelGrain)
+    {
+      std::vector<T> row(op16 ? (size_t)tk : 0);  // a bfloat16 operand's row in float32, as in the forward
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < R; ++r) {
+        const RowCtx<T> c = row_ctx<T>(r, nullptr, nullptr, o);
+        T* d = o.dropout > 0 ? (op16 ? row.data() : dp + r * tk) : nullptr;
+        if (tk == 32)
+          softmax_backward_row<T, 32>(c, pp + r * tk, gp + r * tk, gs + r * tk, d, tk, scale, o, kt, inv_keep);
+        else
+          softmax_backward_row<T, 0>(c, pp + r * tk, gp + r * tk, gs + r * tk, d, tk, scale, o, kt, inv_keep);
+        if (op16) round_operand_row(d ? d : pp + r * tk, dropped, r, tk);  // without dropout the operand is P
+      }
     }
   });
 }

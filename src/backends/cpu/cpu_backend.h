@@ -65,6 +65,7 @@ class CpuBackend final : public Backend, public FusedKernels {
                          const Desc& attn_mask, const AttentionKernelOpts& o) override;
   void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs, const Desc& probs,
                                   const AttentionKernelOpts& o) override;
+  bool attention_bf16_operands() const override { return true; }
   void adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,
                  const AdamKernelOpts& o) override;
 };
