@@ -53,7 +53,8 @@ BatchStatsRun probe(const std::string& task_name, const std::string& config, con
   const json over = task_schema(*task).check_config(overrides, "probe " + task_name);
   for (const auto& [k, v] : over.items()) s[k] = v;
   s["threads"] = a.flags.threads;
-  for (const auto& [k, v] : experiment_budget(a.flags).items())  // --bf16 / --tf32: the precision of every part
+  const json budget = experiment_budget(a.flags);  // named: items() refers to it (a temporary dies first)
+  for (const auto& [k, v] : budget.items())  // --bf16 / --tf32: the precision of every part
     if (k == "bf16" || k == "tf32") s[k] = v;
   BatchStatsProbeConfig cfg;
   cfg.norms = {norm};

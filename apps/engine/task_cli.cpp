@@ -74,7 +74,9 @@ void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
     if (has_default) {
       try {  // a broken default.json is reported when the task runs, not by every command's start
         const std::string path = find_config(entry.name, "default");
-        for (const auto& [k, v] : shown.check_config(read_json_file(path), path).items()) shown.set_default(k, v);
+        // a named json: items() refers to it, and a temporary would be gone before the loop body (C++20)
+        const json defaults = shown.check_config(read_json_file(path), path);
+        for (const auto& [k, v] : defaults.items()) shown.set_default(k, v);
       } catch (const std::exception&) {
         shown = task_schema(*task);
       }
