@@ -64,7 +64,7 @@ void attention_softmax_out(Tensor& probs, Tensor& dropped, const Tensor& scores,
                            const Tensor& attn_mask, const AttentionRowOptions& o) {
   observe(AutocastOp::Softmax, scores);
   const char* op = "attention_softmax";
-  const bool op16 = bf16_operand(op, dropped, scores), drop = o.dropout > 0 || op16;
+  const bool op16 = bf16_operand(op, dropped, scores), drop = o.dropout > 0 || op16;  // drop: `dropped` written
   const AttentionKernelOpts k = row_opts(op, scores, {&probs, drop && !op16 ? &dropped : &probs}, o);
   if (drop && !dropped.defined()) throw std::invalid_argument("attention_softmax: dropout > 0 needs `dropped`");
   check_like(op, scores, {&key_padding, &attn_mask}, "masks");

@@ -90,6 +90,17 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
   return matmul(w, v);
 }
 
+namespace {
+// Where the row kernels put the operand of P·V (and of dV in backward) for weights p [B, H, Tq, Tk] and
+// operand dtype dt: under autocast a bfloat16 tensor the kernel writes rounded, where the backend's kernels
+// do (attention_bf16_operands: no float32 copy, no cast pass); else the float32 dropped weights with
+// dropout, or P itself, cast by the caller's .to(dt).
+Tensor operand_buffer(const Tensor& p, DType dt, bool drop) {
+  if (dt == DType::BFloat16 && attention_bf16_operands(p)) return Tensor::empty(p.shape(), dt, p.device());
+  return drop ? Tensor::empty(p.shape(), p.dtype(), p.device()) : p;
+}
+}  // namespace
+
 AttentionCore attention_core_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o,
                                      Tensor& out) {
   const DType dt = q.dtype();
@@ -112,10 +123,7 @@ AttentionCore attention_core_forward(const Tensor& q, const Tensor& k, const Ten
   const bool drop = c.ko.dropout > 0;
   c.p = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // raw scores, then the weights P in place
   matmul_heads_out(c.p, c.q, false, c.k, true);
-  // The operand of P·V: the dropped weights (freed after forward), or P; under autocast written in bfloat16
-  // by the row kernel where the backend's kernels do (no float32 copy, no cast pass), else cast below.
-  const bool op16 = dt == DType::BFloat16 && attention_bf16_operands(c.p);
-  Tensor pd = op16 ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : c.p;
+  Tensor pd = operand_buffer(c.p, dt, drop);  // the operand of P·V (freed after forward)
   attention_softmax_out(c.p, pd, c.p, pad, am, c.ko);
   if (!out.defined()) out = empty_heads_last(B, H, Tq, dv, o.autocast_output ? dt : ft, dev);
   matmul_heads_out(out, pd.to(dt), false, c.v, false);
@@ -131,9 +139,7 @@ void attention_core_backward(const AttentionCore& c, const Tensor& gout, Tensor&
   Tensor g = rows_dense(gout.to(dt));
   Tensor gs = Tensor::empty({B, H, Tq, Tk}, ft, dev);  // dO V^T -> dL/d(raw scores)
   matmul_heads_out(gs, g, false, vc, true);
-  // the regenerated dropped weights (bfloat16 where the kernels write the operand of dV, as in forward)
-  const bool op16 = dt == DType::BFloat16 && attention_bf16_operands(p);
-  Tensor pd = op16 ? Tensor::empty({B, H, Tq, Tk}, dt, dev) : drop ? Tensor::empty({B, H, Tq, Tk}, ft, dev) : p;
+  Tensor pd = operand_buffer(p, dt, drop);  // the operand of dV, regenerated
   attention_softmax_backward_out(gs, pd, gs, p, c.ko);
   const Tensor gsl = gs.to(dt);
   if (dq.defined()) matmul_heads_out(dq, gsl, false, kc, false);
