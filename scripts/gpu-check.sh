@@ -36,7 +36,7 @@ ROOT=$PWD
 CARRY=$ROOT/.gpu-carry
 OUT=gpu-report BUNDLE= BUDGET=560 JOBS=$(nproc) BUILD=build-gpu ARCH=90 UPDATES=200 TOL=0.01 PREPARE=0 PREBUILT=
 CAMPAIGN='' CAMPAIGN_ONLY=0
-CAMPAIGN_DATA="ptb-lm"  # raw data sets of ../shared/data that GPU campaigns read (the lm task's PTB)
+CAMPAIGN_DATA="ptb-lm tinyshakespeare"  # raw data sets of ../shared/data that GPU campaigns read (the lm task: PTB; Tiny Shakespeare for Xu et al.'s Enwiki8 column)
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT=$2; shift 2 ;;
