@@ -12,6 +12,7 @@
 #include "engine/precision_comparison.h"
 #include "engine/task_registry.h"
 #include "engine/task_reproduction.h"
+#include "papers/ni2024_resnet_report.h"
 #include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
@@ -105,6 +106,10 @@ void run(const ReportArgs& a) {
       {"xu2019/claims", [&] { return format_xu2019_claims(get_xu().columns, get_xu().records); }},
       {"powernorm/claims", [&] { return format_powernorm_claims(get_pn().records); }},
       {"mnist/one-epoch", [&] { return format_task_reproduction(get_mnist1().inv, get_mnist1().what, get_mnist1().records); }},
+      {"ni2024/resnet", [&] {
+         const TaskReport r(a, "resnet-cifar", "cpu", {}, {3, ni2024_resnet_norms()});
+         return format_ni2024_resnet(r.inv, r.what, r.records);
+       }},
       {"precision/mnist/one-epoch", [&] { return PrecisionReport(a, "mnist", "one-epoch", {3, {}}).table(); }},
       {"precision/mt/multi30k", [&] { return PrecisionReport(a, "mt", "multi30k", {1, {"layernorm"}}).table(); }},
       {"bench/bf16", [&] { return format_bf16_bench_records(fs::path(a.registry) / "bench"); }},

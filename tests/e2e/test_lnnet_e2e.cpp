@@ -90,20 +90,36 @@ TEST_CASE("e2e: lnnet on a CIFAR-10 batch records the batches and the validation
   CHECK_THAT(data["summary"].get<std::string>(), Contains("cifar10 batches 2 grayscale") && Contains("train 200 of 9900"));
 }
 
+// The one registry column folder under a task's registry folder (its name depends on the config and data).
+fs::path only_column(const fs::path& task_dir) {
+  std::vector<fs::path> cols;
+  for (const auto& e : fs::directory_iterator(task_dir)) cols.push_back(e.path());
+  REQUIRE(cols.size() == 1);
+  return cols[0];
+}
+
 TEST_CASE("e2e: reproduce ni2024-resnet puts the slides' table beside ours", "[e2e][resnet][cifar10]") {
   const fs::path cifar = nltest::data_path("cifar10");
   NL_SKIP_IF_MISSING(cifar / "data_batch_1.bin.gz");
   const fs::path out = nltest::temp_dir("e2e-resnet");
   auto [rc, text] = run_cli("reproduce ni2024-resnet --data " + cifar.string() +
                             " --norms batchnorm,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
-                            "--max-epoch 1 --quiet --out " + out.string());
+                            "--max-epoch 1 --seeds 1 --quiet --registry " + (out / "registry").string() + " --out " + out.string());
   INFO(text);
   REQUIRE(rc == 0);
   std::ifstream f(out / "results.md");
   const std::string md((std::istreambuf_iterator<char>(f)), {});
   CHECK_THAT(md, Contains("99.66") && Contains("39.30") && Contains("LN-G > GN > LN > BN > IN") && Contains("ResNet-8"));
+  // lng before batchnorm in the order; one seed a side cannot be tested
+  CHECK_THAT(md, Contains("lng > batchnorm") && Contains("inconclusive") && Contains("0/1"));
   CHECK(read_json(out / "results.json")["runs"].size() == 2);
   CHECK(read_json(out / "runs" / "lng-seed1" / "data.json")["test_subset"] == 100);
+  // Both runs recorded in the registry, under the task's column (the runs of `reproduce resnet-cifar`)
+  const fs::path column = only_column(out / "registry" / "resnet-cifar");
+  const auto rec = read_json(column / "lng" / "seed1.json");
+  CHECK(rec["status"] == "done");
+  CHECK(rec["test"]["test_acc"].is_number());
+  CHECK(fs::exists(column / "batchnorm" / "seed1.json"));
 }
 
 TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finished runs", "[e2e][resnet][cifar10]") {
@@ -113,7 +129,8 @@ TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finis
   // Without a norm the ReLU-free ResNet is linear: at lr 10 it reaches a non-finite loss at update 4.
   const std::string cmd = "reproduce ni2024-resnet --data " + cifar.string() +
                           " --norms none,lng --depth 8 --train-subset 64 --valid-size 32 --test-subset 100 --batch-size 32 "
-                          "--max-epoch 3 --lr 10 --clip-norm 0 --quiet --out " + out.string();
+                          "--max-epoch 3 --lr 10 --clip-norm 0 --seeds 1 --quiet --registry " + (out / "registry").string() +
+                          " --out " + out.string();
   auto [rc, text] = run_cli(cmd);
   INFO(text);
   REQUIRE(rc == 0);
@@ -122,8 +139,10 @@ TEST_CASE("e2e: reproduce ni2024-resnet records a diverged norm and reuses finis
     return std::string((std::istreambuf_iterator<char>(f)), {});
   };
   const std::string md = read_md();
-  CHECK_THAT(md, Contains("| none | diverged at update 4"));
-  CHECK_THAT(md, Contains("| lng  |"));
+  CHECK_THAT(md, Contains("| none ") && Contains("1/1"));  // diverged in its one seed
+  CHECK(read_json(only_column(out / "registry" / "resnet-cifar") / "none" / "seed1.json")["status"] == "diverged");
+  CHECK_THAT(md, Contains("is not judged"));  // lng is the only norm of the slides' order here
+  CHECK_THAT(md, Contains("| lng  "));
   const fs::path last = out / "runs" / "lng-seed1" / "checkpoint_last.safetensors";
   const fs::path result = out / "runs" / "lng-seed1" / "results.json";
   REQUIRE(fs::exists(last));
