@@ -12,6 +12,7 @@
 #include "engine/precision_comparison.h"
 #include "engine/task_registry.h"
 #include "engine/task_reproduction.h"
+#include "papers/ni2024_capacity_report.h"
 #include "papers/ni2024_resnet_report.h"
 #include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
@@ -106,6 +107,10 @@ void run(const ReportArgs& a) {
       {"xu2019/claims", [&] { return format_xu2019_claims(get_xu().columns, get_xu().records); }},
       {"powernorm/claims", [&] { return format_powernorm_claims(get_pn().records); }},
       {"mnist/one-epoch", [&] { return format_task_reproduction(get_mnist1().inv, get_mnist1().what, get_mnist1().records); }},
+      {"ni2024/capacity", [&] {
+         const CapacityPlan plan = capacity_plan("capacity-cpu", {}, {"mnist", "cifar10"}, CapacityPlan{}.groups, 3);
+         return format_ni2024_capacity(plan, run_experiment(capacity_runs(plan), lookup_options(a)));
+       }},
       {"ni2024/resnet", [&] {
          const TaskReport r(a, "resnet-cifar", "cpu", {}, {3, ni2024_resnet_norms()});
          return format_ni2024_resnet(r.inv, r.what, r.records);

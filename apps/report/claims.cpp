@@ -73,7 +73,9 @@ std::string verdict_summary(const std::vector<ClaimVerdict>& verdicts) {
 std::string format_claims(const std::string& paper, const std::vector<Claim>& claims,
                           const std::function<ClaimCell(const Claim&, const std::string&)>& cell,
                           const std::function<int(const std::string&)>& precision) {
-  auto paper_text = [](double x, bool div) { return div ? std::string("Diverge") : format_fixed(x, 2); };
+  auto paper_text = [](double x, bool div) {  // "—": the paper states the claim without a number
+    return div ? std::string("Diverge") : std::isnan(x) ? std::string("—") : format_fixed(x, 2);
+  };
   auto ours_text = [](const ClaimCell& c, int prec) {
     if (c.values.empty()) return c.diverged ? std::string("diverged") : std::string("—");
     return format_mean_std(c.values, prec) + (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");

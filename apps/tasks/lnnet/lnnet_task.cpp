@@ -4,7 +4,9 @@
 
 #include "engine/norm_settings.h"
 #include "nn/models/ln_net.h"
+#include "nn/theory/ln_net_hessian.h"
 #include "tasks/image_task.h"
+#include "tensor/autocast.h"
 
 namespace nlapp {
 using json = nlohmann::json;
@@ -44,6 +46,21 @@ class LnNetTask : public ImageTask {
     c.norm = s.at("norm").get<std::string>();
     c.norm_opts = norm_options(s);
     return std::make_shared<nl::LnNet>(c);
+  }
+
+  /// ImageTask's final test (train_acc, test_acc of the best-training-accuracy weights) plus "hessian": Ni
+  /// et al. 2024's Hessian measure H (notes §2; nn/theory/ln_net_hessian.h: the closed form, summed over the
+  /// norm layers, mean over the images) of the same weights on the first training batch of epoch 0, 0 for
+  /// the linear models. Computed in float32 on the CPU (the model is moved there: the run is over).
+  Metrics final_test(nl::Module& model, const nl::StateDict& best, const json& s) override {
+    Metrics m = ImageTask::final_test(model, best, s);
+    auto* net = dynamic_cast<nl::LnNet*>(&model);
+    if (!net) throw std::logic_error("lnnet: the model is not an LnNet");
+    net->to(nl::Device::cpu());
+    const nl::AutocastGuard float32(nl::DType::BFloat16, /*enabled=*/false);
+    const auto batch = train_batch(0, 0);
+    m["hessian"] = nl::lntheory::ln_net_hessian(*net, static_cast<const ImageBatch&>(*batch).images).total;
+    return m;
   }
 
   double paper_reference(const json&) const override { return std::nan(""); }
