@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "engine/task_cli.h"
@@ -55,6 +56,21 @@ double mean_of(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x / (double)v.size();
   return v.empty() ? std::nan("") : s;
+}
+
+// H spans ten orders of magnitude over G: mean ± std with 3 significant digits ("1.01e+09 ± 4.27e+08"),
+// fixed with one decimal below 10^4.
+std::string format_h(const std::vector<double>& v) {
+  const double m = mean_of(v);
+  if (!(std::fabs(m) >= 1e4)) return format_mean_std(v, 1);
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  char buf[64];
+  if (v.size() < 2)
+    std::snprintf(buf, sizeof buf, "%.2e", m);
+  else
+    std::snprintf(buf, sizeof buf, "%.2e ± %.2e", m, std::sqrt(ss / (double)(v.size() - 1)));
+  return buf;
 }
 }  // namespace
 
@@ -121,7 +137,7 @@ std::string format_ni2024_capacity(const CapacityPlan& plan, const std::vector<R
                       h = cell_of(records, ds, m.tag, "hessian");
       const bool any = !train.values.empty();
       rows.push_back({m.label, m.groups ? std::to_string(width / m.groups) : "—", any ? format_mean_std(train.values) : "—",
-                      any ? format_mean_std(test.values) : "—", any ? format_mean_std(h.values, 3) : "—",
+                      any ? format_mean_std(test.values) : "—", any ? format_h(h.values) : "—",
                       std::to_string(train.diverged) + "/" + std::to_string(train.values.size() + (size_t)train.diverged)});
     }
     md << "\n### " << ds << "-RL\n\nData: " << (data.empty() ? "(no run finished yet)" : data) << ".\n\n"
