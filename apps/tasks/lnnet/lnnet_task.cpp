@@ -51,15 +51,17 @@ class LnNetTask : public ImageTask {
   /// ImageTask's final test (train_acc, test_acc of the best-training-accuracy weights) plus "hessian": Ni
   /// et al. 2024's Hessian measure H (notes §2; nn/theory/ln_net_hessian.h: the closed form, summed over the
   /// norm layers, mean over the images) of the same weights on the first training batch of epoch 0, 0 for
-  /// the linear models. Computed in float32 on the CPU (the model is moved there: the run is over).
+  /// the linear models. Computed in float32 on the CPU (the model is moved there and back).
   Metrics final_test(nl::Module& model, const nl::StateDict& best, const json& s) override {
     Metrics m = ImageTask::final_test(model, best, s);
     auto* net = dynamic_cast<nl::LnNet*>(&model);
     if (!net) throw std::logic_error("lnnet: the model is not an LnNet");
+    const nl::Device device = net->device();
     net->to(nl::Device::cpu());
     const nl::AutocastGuard float32(nl::DType::BFloat16, /*enabled=*/false);
     const auto batch = train_batch(0, 0);
     m["hessian"] = nl::lntheory::ln_net_hessian(*net, static_cast<const ImageBatch&>(*batch).images).total;
+    net->to(device);  // the model stays where the run put it
     return m;
   }
 
