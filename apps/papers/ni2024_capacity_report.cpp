@@ -11,7 +11,9 @@
 #include "engine/trainer_settings.h"
 #include "report/claims.h"
 #include "report/markdown_table.h"
+#include "report/paper_table.h"
 #include "report/plot_svg.h"
+#include "report/welch.h"
 
 namespace nlapp {
 namespace {
@@ -52,24 +54,16 @@ ClaimCell cell_of(const std::vector<RunRecord>& records, const std::string& data
   return c;
 }
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x / (double)v.size();
-  return v.empty() ? std::nan("") : s;
-}
-
 // H spans ten orders of magnitude over G: mean ± std with 3 significant digits ("1.01e+09 ± 4.27e+08"),
 // fixed with one decimal below 10^4.
 std::string format_h(const std::vector<double>& v) {
   const double m = mean_of(v);
   if (!(std::fabs(m) >= 1e4)) return format_mean_std(v, 1);
-  double ss = 0;
-  for (double x : v) ss += (x - m) * (x - m);
   char buf[64];
   if (v.size() < 2)
     std::snprintf(buf, sizeof buf, "%.2e", m);
   else
-    std::snprintf(buf, sizeof buf, "%.2e ± %.2e", m, std::sqrt(ss / (double)(v.size() - 1)));
+    std::snprintf(buf, sizeof buf, "%.2e ± %.2e", m, sample_std(v));
   return buf;
 }
 }  // namespace
