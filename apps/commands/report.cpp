@@ -118,6 +118,10 @@ void run(const ReportArgs& a) {
       {"precision/mnist/one-epoch", [&] { return PrecisionReport(a, "mnist", "one-epoch", {3, {}}).table(); }},
       {"precision/mt/multi30k", [&] { return PrecisionReport(a, "mt", "multi30k", {1, {"layernorm"}}).table(); }},
       {"bench/bf16", [&] { return format_bf16_bench_records(fs::path(a.registry) / "bench"); }},
+      {"bench/float32/mnist", [&] { return format_float32_bench_records(fs::path(a.registry) / "bench", {"mnist"}); }},
+      {"bench/float32/transformer", [&] {
+         return format_float32_bench_records(fs::path(a.registry) / "bench", {"cls", "small", "iwslt"});
+       }},
       {"gpu/checks", [&] { return format_gpu_check_records(fs::path(a.registry) / "gpu"); }},
       {"gpu/bench", [&] { return format_gpu_bench_records(fs::path(a.registry) / "gpu"); }},
   };

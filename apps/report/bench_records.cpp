@@ -22,16 +22,68 @@ std::string ratio(double a, double b) {
   return s;
 }
 
-}  // namespace
-
-std::string format_bf16_bench_records(const fs::path& dir) {
+// The `<prefix>*.json` files of `dir`, sorted by name.
+std::vector<fs::path> record_files(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> files;
   if (fs::is_directory(dir))
     for (const auto& e : fs::directory_iterator(dir)) {
       const std::string n = e.path().filename().string();
-      if (n.rfind("bf16-", 0) == 0 && e.path().extension() == ".json") files.push_back(e.path());
+      if (n.rfind(prefix, 0) == 0 && e.path().extension() == ".json") files.push_back(e.path());
     }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+// "median (min–max)" of a `step_ms` object, one decimal.
+std::string median_range(const json& ms) {
+  return format_fixed(ms.at("median").get<double>(), 1) + " (" + format_fixed(ms.at("min").get<double>(), 1) +
+         "–" + format_fixed(ms.at("max").get<double>(), 1) + ")";
+}
+
+}  // namespace
+
+std::string format_float32_bench_records(const fs::path& dir, const std::vector<std::string>& configs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const fs::path& f : record_files(dir, "fp32-")) {
+    try {
+      std::ifstream in(f);
+      const json j = json::parse(in);
+      const json& env = j.at("environment");
+      for (const json& r : j.at("runs")) {
+        const json& nl = r.at("normlab");
+        const json& pt = r.at("pytorch");
+        const std::string config = pt.value("config", j.at("task").get<std::string>());
+        if (std::find(configs.begin(), configs.end(), config) == configs.end()) break;
+        std::string rounds;
+        for (const json& rd : r.value("rounds", json::array()))
+          rounds += (rounds.empty() ? "" : ", ") + format_fixed(rd.at("time_ratio").get<double>(), 2);
+        const double nl_ms = nl.at("step_ms").at("median").get<double>();
+        const double pt_ms = pt.at("step_ms").at("median").get<double>();
+        rows.push_back({config, std::to_string(r.at("threads").get<int>()), env.at("cpu").value("model", "?"),
+                        env.value("commit", "?"), median_range(nl.at("step_ms")), median_range(pt.at("step_ms")),
+                        ratio(nl_ms, pt_ms) + (rounds.empty() ? "" : " (" + rounds + ")"),
+                        ratio(nl.at("step_cpu_ms").at("median").get<double>(),
+                              pt.at("step_cpu_ms").at("median").get<double>()),
+                        format_fixed(nl.value("gemm_gflop_per_s", NAN), 1),
+                        format_fixed(nl.value("peak_rss_mib", NAN), 0) + " / " +
+                            format_fixed(pt.value("peak_rss_mib", NAN), 0)});
+      }
+    } catch (const json::exception& e) {
+      throw std::runtime_error(f.string() + ": not a `normlab bench --json` record with PyTorch's runs (" +
+                               e.what() + ")");
+    }
+  }
+  // No path in the text: the docs embed it, and the registry's location differs between checkouts.
+  if (rows.empty()) return "no records yet (bench/fp32-*.json in the registry)\n";
+  return markdown_table({"config", "threads", "CPU", "commit", "normlab ms/step", "PyTorch ms/step",
+                         "time ratio (per round)", "CPU-time ratio", "normlab GEMM GFLOP/s",
+                         "peak RSS MiB normlab / PyTorch"},
+                        rows, {Align::Left, Align::Right, Align::Left, Align::Left, Align::Right, Align::Right,
+                               Align::Right, Align::Right, Align::Right, Align::Right});
+}
+
+std::string format_bf16_bench_records(const fs::path& dir) {
+  const std::vector<fs::path> files = record_files(dir, "bf16-");
   // No path in the text: the docs embed it, and the registry's location differs between checkouts.
   if (files.empty()) return "no records yet (bench/bf16-*.json in the registry)\n";
   std::vector<std::vector<std::string>> rows;

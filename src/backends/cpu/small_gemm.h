@@ -5,8 +5,9 @@
 //
 // Why not OpenBLAS: its per-call path reads each head's q, k, v rows cold (they are strided rows of the
 // packed projection, written long before), and a 32³ product is too short for the hardware prefetcher to
-// hide that; measured on an Emerald Rapids core (docs/bench.md, 2026-11-24), the QKᵀ of one head ran at
-// 23–37 GFLOP/s with cold operands through OpenBLAS and at 44–46 GFLOP/s with this kernel's look-ahead.
+// hide that; measured on an Emerald Rapids core (2026-11-24, `git show 3094267:docs/bench.md`), the QKᵀ of
+// one head ran at 23–37 GFLOP/s with cold operands through OpenBLAS and at 44–46 GFLOP/s with this
+// kernel's look-ahead.
 #include <cstdint>
 
 namespace nl::cpu {
