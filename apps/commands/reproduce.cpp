@@ -36,6 +36,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& args) {
   const std::vector<ExperimentRun> runs = task_reproduction_runs(inv, a);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_task_reproduction(inv, a, opt.out, rec); };
   const auto rec = run_experiment(runs, opt);
+  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
   std::ifstream md(opt.out / "results.md");
   std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);

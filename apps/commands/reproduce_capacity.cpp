@@ -54,6 +54,7 @@ void run(const CapacityArgs& a) {
     write_capacity_figures(opt.out, plan, rec);
   };
   const auto rec = run_experiment(capacity_runs(plan), opt);
+  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
   std::ifstream md(opt.out / "results.md");
   std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);

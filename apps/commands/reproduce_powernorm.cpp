@@ -85,6 +85,7 @@ void run(const PnArgs& a) {
   opt.set = experiment_set(a.flags);
   opt.on_update = write;
   std::vector<RunRecord> rec = run_experiment(build_runs(a), opt);
+  if (!reports_here(rec)) return;  // --distributed: rank 0 writes (and runs the probes)
   if (has(a.parts, "probes")) {
     probes.resnet.push_back(probe("resnet-cifar", "cpu", {{"norm", "batchnorm"}, {"data", a.data_root + "/cifar10"}}, "batchnorm", out / "probes" / "resnet", a));
     for (const char* n : {"batchnorm", "powernorm-v"})

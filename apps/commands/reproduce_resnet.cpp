@@ -49,6 +49,7 @@ void run(const ResNetArgs& a) {
                       "# Ni et al. 2024: CIFAR ResNet without ReLU\n\n" + format_ni2024_resnet(inv, what, rec));
   };
   const auto rec = run_experiment(task_reproduction_runs(inv, what), opt);
+  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
   std::ifstream md(opt.out / "results.md");
   std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);

@@ -46,6 +46,7 @@ void run(const XuArgs& a) {
   if (!a.flags.bf16 && !opt.registry.empty()) keep_column_precision(runs, opt);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_outputs(opt.out, a, cols, rec); };
   const auto rec = run_experiment(runs, opt);
+  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
   std::ifstream md(opt.out / "results.md");
   std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
   if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);

@@ -10,6 +10,7 @@
 
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
+#include "distributed/world.h"
 #include "engine/trainer.h"
 #include "report/atomic_file.h"
 #include "report/progress.h"
@@ -103,9 +104,23 @@ std::string data_key(const std::string& task, json s) {
 
 }  // namespace
 
-std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, const ExperimentOptions& opt) {
-  std::ostream& log = opt.log ? *opt.log : std::cout;
+std::string data_parallel_suffix(const json& settings) {
+  if (!settings.is_object() || !settings.value("distributed", false)) return "";
+  return "+ddp" + std::to_string(nl::dist::world(settings.value("dist_timeout", 600.0)).world_size());
+}
+
+bool reports_here(const std::vector<RunRecord>& records) {
+  if (records.empty() || !records.front().other_rank) return true;
+  if (const std::string e = failed_runs_error(records); !e.empty()) throw std::runtime_error(e);
+  return false;
+}
+
+std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs_in, const ExperimentOptions& opt) {
+  std::ostringstream silent;  // the log of a rank > 0 of a --distributed experiment
+  bool other_rank = false;    // a rank > 0 of a --distributed experiment: trains, writes nothing
+  auto log_stream = [&]() -> std::ostream& { return other_rank ? silent : opt.log ? *opt.log : std::cout; };
   const TaskFactory make = opt.make_task ? opt.make_task : registry_task_factory();
+  std::vector<ExperimentRun> runs = runs_in;  // data-parallel runs move to their own registry column
   std::set<std::string> labels;
   for (const auto& r : runs)
     if (r.label.empty() || !labels.insert(r.label).second)
@@ -120,9 +135,9 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
   auto use_registry = [&](size_t i) { return !opt.registry.empty() && runs[i].registry.has_value(); };
   // A finished run's record, written once (not over a record of other settings).
   auto record = [&](size_t i) {
-    if (opt.dry || !use_registry(i) || registry_conflict[i] || rec[i].from_registry || !rec[i].result.is_object()) return;
+    if (opt.dry || other_rank || !use_registry(i) || registry_conflict[i] || rec[i].from_registry || !rec[i].result.is_object()) return;
     const fs::path p = write_registry_record(opt.registry, *runs[i].registry, make_registry_record(rec[i].result, *runs[i].registry));
-    log << "  registry: " << p.string() << "\n";
+    log_stream() << "  registry: " << p.string() << "\n";
   };
   for (size_t i = 0; i < runs.size(); ++i) {
     rec[i].run = runs[i];
@@ -133,6 +148,11 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
       throw std::invalid_argument("experiment run '" + runs[i].label + "': unknown task '" + runs[i].task +
                                   "' (normlab train --help lists the tasks)");
     settings[i] = experiment_settings(*it->second, runs[i], opt);
+    if (const std::string ddp = data_parallel_suffix(settings[i]); !ddp.empty()) {
+      if (runs[i].registry && !runs[i].registry->column.ends_with(ddp)) runs[i].registry->column += ddp;
+      rec[i].run = runs[i];
+      if (nl::dist::world().rank() != 0) other_rank = true;
+    }
     json done;
     if (use_registry(i)) {
       const json r = read_registry_record(opt.registry, *runs[i].registry);
@@ -141,7 +161,7 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
         rec[i].from_registry = true;
       } else if (!r.is_null()) {
         registry_conflict[i] = true;
-        log << "  registry: " << (opt.registry / runs[i].registry->relative_path()).string()
+        log_stream() << "  registry: " << (opt.registry / runs[i].registry->relative_path()).string()
             << " holds a run with other settings; it is kept, and run '" << runs[i].label
             << "' is not recorded there (delete that record to replace it)\n";
       }
@@ -184,8 +204,8 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
 
   size_t reused = 0;
   for (const auto& r : rec) reused += r.reused;
-  log << "experiment: " << runs.size() << " run(s) into " << opt.out.string() << "; " << reused << " already finished\n";
-  if (opt.on_update) opt.on_update(rec);
+  log_stream() << "experiment: " << runs.size() << " run(s) into " << opt.out.string() << "; " << reused << " already finished\n";
+  if (opt.on_update && !other_rank) opt.on_update(rec);
 
   const auto t0 = std::chrono::steady_clock::now();
   size_t trained = 0, pending = 0;
@@ -197,7 +217,7 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
     if (rec[i].status != RunStatus::Pending) continue;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double eta = trained ? trained_s / (double)trained * (double)(pending - trained) : std::nan("");
-    log << "[run " << index << " of " << runs.size() << "] " << runs[i].label << "  elapsed " << format_hms(elapsed)
+    log_stream() << "[run " << index << " of " << runs.size() << "] " << runs[i].label << "  elapsed " << format_hms(elapsed)
         << "  eta " << format_hms(eta) << "\n"
         << std::flush;
     Task& task = *tasks.at(runs[i].task);
@@ -205,31 +225,31 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
     const auto r0 = std::chrono::steady_clock::now();
     try {
       task.setup(s);
-      Trainer(task, s).run();  // writes <folder>/results.json
-      std::ifstream in(rec[i].folder / "results.json");
-      rec[i].result = json::parse(in);
+      Trainer(task, s).run();  // writes <folder>/results.json (rank 0 of a --distributed run)
+      rec[i].result = other_rank ? json::object() : json::parse(std::ifstream(rec[i].folder / "results.json"));
       rec[i].status = RunStatus::Done;
     } catch (const TrainingDiverged& e) {
       rec[i].status = RunStatus::Diverged;
       rec[i].message = e.what();
-      std::ifstream in(rec[i].folder / "results.json");  // the Trainer's record of the divergence
-      rec[i].result = json::parse(in);
-      log << "  " << runs[i].label << " diverged: " << e.what() << "\n";
+      // The Trainer's record of the divergence (written by rank 0 of a --distributed run).
+      rec[i].result = other_rank ? json::object() : json::parse(std::ifstream(rec[i].folder / "results.json"));
+      log_stream() << "  " << runs[i].label << " diverged: " << e.what() << "\n";
     } catch (const std::exception& e) {
       rec[i].status = RunStatus::Failed;
       rec[i].message = e.what();
-      log << "  " << runs[i].label << " failed: " << e.what() << "\n";
+      log_stream() << "  " << runs[i].label << " failed: " << e.what() << "\n";
     }
     rec[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
     if (rec[i].status == RunStatus::Done || rec[i].status == RunStatus::Diverged) record(i);
     trained_s += rec[i].seconds;
     ++trained;
-    if (opt.on_update) opt.on_update(rec);
+    if (opt.on_update && !other_rank) opt.on_update(rec);
   }
   size_t failed = 0;
   for (const auto& r : rec) failed += r.status == RunStatus::Failed;
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log << "experiment: " << trained << " run(s) trained in " << format_hms(total) << ", " << reused << " reused"
+  for (auto& r : rec) r.other_rank = other_rank;
+  log_stream() << "experiment: " << trained << " run(s) trained in " << format_hms(total) << ", " << reused << " reused"
       << (failed ? ", " + std::to_string(failed) + " failed" : "") << "\n";
   return rec;
 }

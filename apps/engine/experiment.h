@@ -17,6 +17,9 @@
 //     clear error at the start instead of after hours of training.
 //   - An overall progress line per run (run i of N, elapsed, ETA from the runs trained so far), and a
 //     callback after every run so the command rewrites its tables.
+//   - Under `mpirun ... --distributed` every rank trains every run together; a data-parallel run is another
+//     experiment (its global batch is the ranks' sum), so its registry column gets "+ddp<W>" (W ranks), and
+//     only rank 0 logs, records and reports: the other ranks' records say so (`reports_here`).
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -61,6 +64,8 @@ struct RunRecord {
   bool reused = false;   ///< finished before this process started (loaded, not redone)
   bool from_registry = false;  ///< the result came from the registry record
   double seconds = 0;    ///< wall time of this process's training of the run (0 when reused)
+  /// --distributed, rank > 0: rank 0 holds the result (empty here) and writes every output.
+  bool other_rank = false;
   std::filesystem::path folder;
 
   /// result["test"][metric], or NaN when absent (pending, diverged, failed, metric not reported).
@@ -122,6 +127,16 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, co
 /// gets {"bf16": true} in every run's overrides; float32 on a tie or when none is finished. Looks up only
 /// (lookup.dry is forced; nothing is trained). For `reproduce` without --bf16 and for `report`.
 void keep_column_precision(std::vector<ExperimentRun>& runs, ExperimentOptions lookup);
+
+/// "+ddp<W>" for settings with "distributed": true (W: the ranks mpirun started, nl::dist::world()), else "":
+/// the registry column and working folder suffix of a data-parallel run. Throws std::runtime_error when this
+/// binary was built without MPI (naming the fix).
+std::string data_parallel_suffix(const nlohmann::json& settings);
+
+/// False on the ranks > 0 of a --distributed experiment (their records are `other_rank`): such a rank has
+/// trained its share and writes nothing; it throws failed_runs_error() when a run failed here too, so the job's
+/// exit status says so. True otherwise (every process without --distributed).
+bool reports_here(const std::vector<RunRecord>& records);
 
 /// "" when no record failed; otherwise one message naming every failed run and its error (what a
 /// command throws after writing its tables, so that it exits with an error).

@@ -22,7 +22,7 @@ std::string registry_column(const TaskInvocation& inv) {
   // Mixed-precision runs form their own column (mnist/one-epoch+bf16/...), beside the float32 one.
   if (inv.settings.value("bf16", false)) col += "+bf16";
   if (inv.settings.value("tf32", false)) col += "+tf32";
-  return col;
+  return col + data_parallel_suffix(inv.settings);  // a data-parallel run is another experiment (its global batch)
 }
 
 namespace {

@@ -28,7 +28,8 @@ std::vector<std::string> checked_variants(const Task& task, const nlohmann::json
 
 /// The registry column of `inv`: the config's name ("one-epoch"; "builtin" without a config file), plus
 /// "@<folder>" when the data folder is not the config's own (e.g. "one-epoch@mnist"), plus "+bf16" with
-/// --bf16 and "+tf32" with --tf32 (another precision is another column: "one-epoch+bf16").
+/// --bf16 and "+tf32" with --tf32 (another precision is another column: "one-epoch+bf16"), plus "+ddp<W>"
+/// with --distributed over W ranks (data_parallel_suffix).
 std::string registry_column(const TaskInvocation& inv);
 
 /// The runs: seeds 1..N × variants (resolved), labelled "<variant>-seed<n>", tagged {variant, seed},

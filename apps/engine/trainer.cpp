@@ -684,6 +684,7 @@ RunResult Trainer::run_loop() {
   json res = r.to_json();
   res["test_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - test0).count();
   res["precision"] = precision_name(s);
+  if (pg_) res["world_size"] = pg_->world_size();  // --distributed: the global batch is the ranks' sum
   res["environment"] = run_environment((int)geti(s, "threads"));
   res["task"] = info.name;
   res["data"] = task_.data_summary();
