@@ -18,6 +18,7 @@
 #include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
 #include "report/bench_records.h"
+#include "report/registry_cost.h"
 #include "report/doc_blocks.h"
 #include "report/gpu_records.h"
 
@@ -122,6 +123,7 @@ void run(const ReportArgs& a) {
       {"bench/float32/transformer", [&] {
          return format_float32_bench_records(fs::path(a.registry) / "bench", {"cls", "small", "iwslt"});
        }},
+      {"registry/cost", [&] { return format_registry_cost(a.registry); }},
       {"gpu/checks", [&] { return format_gpu_check_records(fs::path(a.registry) / "gpu"); }},
       {"gpu/bench", [&] { return format_gpu_bench_records(fs::path(a.registry) / "gpu"); }},
   };

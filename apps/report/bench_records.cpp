@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/markdown_table.h"
+#include "report/record_files.h"
 
 namespace nlapp {
 namespace fs = std::filesystem;
@@ -22,18 +23,6 @@ std::string ratio(double a, double b) {
   return s;
 }
 
-// The `<prefix>*.json` files of `dir`, sorted by name.
-std::vector<fs::path> record_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::directory_iterator(dir)) {
-      const std::string n = e.path().filename().string();
-      if (n.rfind(prefix, 0) == 0 && e.path().extension() == ".json") files.push_back(e.path());
-    }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 // "median (min–max)" of a `step_ms` object, one decimal.
 std::string median_range(const json& ms) {
   return format_fixed(ms.at("median").get<double>(), 1) + " (" + format_fixed(ms.at("min").get<double>(), 1) +
@@ -44,7 +33,7 @@ std::string median_range(const json& ms) {
 
 std::string format_float32_bench_records(const fs::path& dir, const std::vector<std::string>& configs) {
   std::vector<std::vector<std::string>> rows;
-  for (const fs::path& f : record_files(dir, "fp32-")) {
+  for (const fs::path& f : record_files(dir, name_matches("fp32-", ".json"))) {
     try {
       std::ifstream in(f);
       const json j = json::parse(in);
@@ -83,7 +72,7 @@ std::string format_float32_bench_records(const fs::path& dir, const std::vector<
 }
 
 std::string format_bf16_bench_records(const fs::path& dir) {
-  const std::vector<fs::path> files = record_files(dir, "bf16-");
+  const std::vector<fs::path> files = record_files(dir, name_matches("bf16-", ".json"));
   // No path in the text: the docs embed it, and the registry's location differs between checkouts.
   if (files.empty()) return "no records yet (bench/bf16-*.json in the registry)\n";
   std::vector<std::vector<std::string>> rows;
