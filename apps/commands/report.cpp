@@ -17,6 +17,7 @@
 #include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
 #include "report/atomic_file.h"
+#include "common/ln_theory.h"
 #include "report/bench_records.h"
 #include "report/registry_cost.h"
 #include "report/doc_blocks.h"
@@ -123,6 +124,7 @@ void run(const ReportArgs& a) {
       {"bench/float32/transformer", [&] {
          return format_float32_bench_records(fs::path(a.registry) / "bench", {"cls", "small", "iwslt"});
        }},
+      {"ln-theory/merge-limit", [&] { return merge_limit_table({40, 80, 100, 150, 200}, 3); }},
       {"registry/cost", [&] { return format_registry_cost(a.registry); }},
       {"gpu/checks", [&] { return format_gpu_check_records(fs::path(a.registry) / "gpu"); }},
       {"gpu/bench", [&] { return format_gpu_bench_records(fs::path(a.registry) / "gpu"); }},

@@ -40,4 +40,11 @@ struct MergeConfig {
 /// Throws std::invalid_argument on values outside the ranges above.
 std::string merge_report(const MergeConfig& cfg);
 
+/// Where float64 rounding ends the exact construction: for every m of `ms`, `instances` random instances of
+/// size m in R^2 drawn as `ln-theory merge --instances N --m-min m --m-max m --seed S` draws them, and the
+/// table merge_report prints for them (accuracy of the built network, smallest read-out margin). The
+/// generated table of docs/ln-theory.md. Throws std::invalid_argument on instances outside [1, 1000] or an
+/// m outside [1, 1000].
+std::string merge_limit_table(const std::vector<int64_t>& ms, int instances, uint64_t seed = 0);
+
 }  // namespace nlapp

@@ -39,7 +39,58 @@ Verified verify(const MergeNet& mn, const Points& X, const std::vector<int>& lab
   return v;
 }
 
+// The random instances by size m: instance i has size sizes[i] and seeds (seed * 1000003 + i) for its points
+// and (seed + i) for its projection, as `ln-theory merge` draws them.
+struct SizeRow {
+  int n = 0;
+  int64_t layers_max = 0, layers_sum = 0, correct = 0, total = 0, over_bound = 0;
+  double margin = INFINITY;
+};
+
+std::map<int64_t, SizeRow> run_instances(const std::vector<int64_t>& sizes, int64_t dim, uint64_t seed) {
+  std::map<int64_t, SizeRow> by_m;
+  Points X;
+  std::vector<int> y;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t m = sizes[i];
+    random_labelled_points(m, dim, seed * 1000003 + (uint64_t)i, X, y);
+    const MergeNet mn = build_merge_net(X, y, seed + (uint64_t)i);
+    const Verified v = verify(mn, X, y);
+    SizeRow& r = by_m[m];
+    r.n++;
+    r.layers_max = std::max(r.layers_max, mn.layer_norms());
+    r.layers_sum += mn.layer_norms();
+    r.correct += v.correct;
+    r.total += m;
+    r.margin = std::min(r.margin, v.margin);
+    r.over_bound += mn.layer_norms() > std::max<int64_t>(m - 2, 0);
+  }
+  return by_m;
+}
+
+std::string size_table(const std::map<int64_t, SizeRow>& by_m) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [m, r] : by_m)
+    rows.push_back({std::to_string(m), std::to_string(r.n), num((double)r.layers_sum / r.n, 3),
+                    std::to_string(r.layers_max), std::to_string(std::max<int64_t>(m - 2, 0)),
+                    num(100.0 * r.correct / r.total, 5) + "%", num(r.margin, 3)});
+  return markdown_table({"m", "instances", "mean LN layers", "max LN layers", "bound m-2", "accuracy", "min margin"},
+                        rows, {Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
+                               Align::Right});
+}
+
 }  // namespace
+
+std::string merge_limit_table(const std::vector<int64_t>& ms, int instances, uint64_t seed) {
+  if (instances < 1 || instances > 1000)
+    throw std::invalid_argument("merge limit: instances must be in [1, 1000], got " + std::to_string(instances));
+  std::map<int64_t, SizeRow> all;
+  for (const int64_t m : ms) {
+    if (m < 1 || m > 1000) throw std::invalid_argument("merge limit: m must be in [1, 1000], got " + std::to_string(m));
+    all.merge(run_instances(std::vector<int64_t>((size_t)instances, m), 2, seed));
+  }
+  return size_table(all);
+}
 
 std::string merge_report(const MergeConfig& cfg) {
   if (cfg.instances < 0 || cfg.instances > 100000)
@@ -77,42 +128,19 @@ std::string merge_report(const MergeConfig& cfg) {
       << "/4, margin " << num(vx.margin) << "\nNetwork: " << x.net->repr() << "\n";
 
   if (cfg.instances == 0) return out.str();
-  // Random instances, sizes cycling through m_min..m_max.
-  struct Row {
-    int n = 0;
-    int64_t layers_max = 0, layers_sum = 0, correct = 0, total = 0;
-    double margin = INFINITY;
-  };
-  std::map<int64_t, Row> by_m;
+  std::vector<int64_t> sizes;  // sizes cycling through m_min..m_max
+  for (int i = 0; i < cfg.instances; ++i) sizes.push_back(cfg.m_min + i % (cfg.m_max - cfg.m_min + 1));
+  const std::map<int64_t, SizeRow> by_m = run_instances(sizes, cfg.dim, cfg.seed);
   int64_t correct = 0, total = 0, over_bound = 0;
-  for (int i = 0; i < cfg.instances; ++i) {
-    const int64_t m = cfg.m_min + i % (cfg.m_max - cfg.m_min + 1);
-    random_labelled_points(m, cfg.dim, cfg.seed * 1000003 + (uint64_t)i, X, y);
-    const MergeNet mn = build_merge_net(X, y, cfg.seed + (uint64_t)i);
-    const Verified v = verify(mn, X, y);
-    Row& r = by_m[m];
-    r.n++;
-    r.layers_max = std::max(r.layers_max, mn.layer_norms());
-    r.layers_sum += mn.layer_norms();
-    r.correct += v.correct;
-    r.total += m;
-    r.margin = std::min(r.margin, v.margin);
-    correct += v.correct;
-    total += m;
-    over_bound += mn.layer_norms() > std::max<int64_t>(m - 2, 0);
+  for (const auto& [m, r] : by_m) {
+    correct += r.correct;
+    total += r.total;
+    over_bound += r.over_bound;
   }
   out << "\n" << cfg.instances << " random instances (points N(0, I) in R^" << cfg.dim
-      << ", labels fair coin flips, seed " << cfg.seed << "), by m:\n\n";
-  rows.clear();
-  for (const auto& [m, r] : by_m)
-    rows.push_back({std::to_string(m), std::to_string(r.n), num((double)r.layers_sum / r.n, 3),
-                    std::to_string(r.layers_max), std::to_string(std::max<int64_t>(m - 2, 0)),
-                    num(100.0 * r.correct / r.total, 5) + "%", num(r.margin, 3)});
-  out << markdown_table({"m", "instances", "mean LN layers", "max LN layers", "bound m-2", "accuracy", "min margin"},
-                        rows, {Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
-                               Align::Right})
-      << "\nOverall: " << correct << "/" << total << " points correct (" << num(100.0 * correct / total, 6) << "%); "
-      << over_bound << " instance(s) used more than m - 2 LayerNorms.\n";
+      << ", labels fair coin flips, seed " << cfg.seed << "), by m:\n\n"
+      << size_table(by_m) << "\nOverall: " << correct << "/" << total << " points correct ("
+      << num(100.0 * correct / total, 6) << "%); " << over_bound << " instance(s) used more than m - 2 LayerNorms.\n";
   if (correct < total)
     out << "Below 100%: the construction is exact in real arithmetic, but each merge shrinks the gaps between\n"
         << "the classes' values, and past m of about 80 the margins fall under float64 rounding (docs/ln-theory.md).\n";
