@@ -88,6 +88,13 @@ struct PrecisionReport {
 };
 
 void run(const ReportArgs& a) {
+  // Without these the report would find nothing to rewrite or compare and say "0 blocks match".
+  if (!fs::is_directory(a.registry))
+    throw std::invalid_argument("results registry '" + a.registry + "' not found: run from the repository root " +
+                                "(where results/ is) or pass --registry DIR");
+  if (!fs::exists(fs::path(a.docs_root) / "README.md") && !fs::is_directory(fs::path(a.docs_root) / "docs"))
+    throw std::invalid_argument("no README.md or docs/ under '" + a.docs_root + "': run from the repository root " +
+                                "or pass --docs-root DIR");
   std::unique_ptr<XuReport> xu;
   std::unique_ptr<TaskReport> mnist1;
   std::unique_ptr<PnReport> pn;

@@ -50,12 +50,16 @@ void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
     if (!verb_cmd->get_subcommands().empty()) return;
     std::string all;
     for (const auto& n : task_names()) all += (all.empty() ? "" : ", ") + n;
+    std::string cmd = verb_cmd->get_name();  // the whole command, e.g. "grad probe"
+    for (const CLI::App* p = verb_cmd->get_parent(); p && p->get_parent(); p = p->get_parent()) cmd = p->get_name() + " " + cmd;
     const auto extra = verb_cmd->remaining();
+    if (!extra.empty() && extra.front().rfind("-", 0) == 0)
+      throw std::invalid_argument("`normlab " + cmd + "` takes the task first, then its flags: normlab " + cmd +
+                                  " TASK " + extra.front() + " ...; tasks: " + all);
     if (!extra.empty())
-      throw std::invalid_argument("unknown task '" + extra.front() + "' for `normlab " + verb_cmd->get_name() +
-                                  "`; tasks: " + all);
-    throw std::invalid_argument("`normlab " + verb_cmd->get_name() + "` needs a task: one of " + all +
-                                " (normlab " + verb_cmd->get_name() + " TASK --help lists its settings)");
+      throw std::invalid_argument("unknown task '" + extra.front() + "' for `normlab " + cmd + "`; tasks: " + all);
+    throw std::invalid_argument("`normlab " + cmd + "` needs a task: one of " + all + " (normlab " + cmd +
+                                " TASK --help lists its settings)");
   });
   for (const auto& entry : task_registry()) {
     auto* sub = verb_cmd->add_subcommand(entry.name, entry.description);

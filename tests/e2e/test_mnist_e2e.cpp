@@ -122,6 +122,10 @@ TEST_CASE("cli: flags a new user tried give a clear error, not another experimen
       {"bench mnist --threads 1,0 --no-pytorch", "--threads"},
       {"grad explain --norm layernorm --H 100000000", "--H"},
       {"grad probe mnist --steps 0", "--steps"},
+      {"grad probe --norm layernorm", "`normlab grad probe` takes the task first, then its flags"},
+      {"grad probe nosuchtask", "unknown task 'nosuchtask' for `normlab grad probe`"},
+      {"report --registry /tmp --docs-root /nonexistent/folder --check", "no README.md or docs/ under '/nonexistent/folder'"},
+      {"report --registry /nonexistent/folder --check", "results registry '/nonexistent/folder' not found"},
   };
   for (const auto& c : cases) {
     auto [rc, text] = run_cli(c.args);
