@@ -2,11 +2,9 @@
 // run by the experiment runner (engine/experiment.h: runs recorded in the registry or finished in --out
 // are not redone, an interrupted one resumes from its checkpoint); writes results.json, results.md (the
 // paper's column beside ours) and SVG curves into --out, rewritten after every run.
-#include <fstream>
-#include <iostream>
 
 #include "common/command_registry.h"
-#include "common/output_listing.h"
+#include "common/experiment_outcome.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
@@ -36,10 +34,7 @@ void run(TaskInvocation& inv, const ReproduceArgs& args) {
   const std::vector<ExperimentRun> runs = task_reproduction_runs(inv, a);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_task_reproduction(inv, a, opt.out, rec); };
   const auto rec = run_experiment(runs, opt);
-  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
-  std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
-  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
+  finish_experiment(opt.out, rec);
 }
 
 void setup(CLI::App& app) {

@@ -12,12 +12,10 @@
 // It is a subcommand of `normlab reproduce` (registered after it, order 21) rather than a sweep flag of
 // the generic variants × seeds loop, because its rows are different models (depth 0, norm none, LN-G
 // with G), not norm names.
-#include <fstream>
-#include <iostream>
 
 #include "common/command_registry.h"
 #include "common/experiment_flags.h"
-#include "common/output_listing.h"
+#include "common/experiment_outcome.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
@@ -54,10 +52,7 @@ void run(const CapacityArgs& a) {
     write_capacity_figures(opt.out, plan, rec);
   };
   const auto rec = run_experiment(capacity_runs(plan), opt);
-  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
-  std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
-  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
+  finish_experiment(opt.out, rec);
 }
 
 void setup(CLI::App& app) {

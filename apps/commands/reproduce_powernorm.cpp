@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "common/command_registry.h"
-#include "common/output_listing.h"
+#include "common/experiment_outcome.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
@@ -93,9 +93,7 @@ void run(const PnArgs& a) {
     write_powernorm_figures(out, probes);
   }
   write(rec);
-  std::ifstream md(out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(out) << "\n";
-  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
+  finish_experiment(out, rec);
 }
 
 void setup(CLI::App& app) {

@@ -7,12 +7,10 @@
 // order LN-G > GN > LN > BN > IN over seeds (papers/ni2024_resnet_report.h; the same table is the
 // ni2024/resnet block of `normlab report`). A subcommand of `normlab reproduce` (order 22), as
 // ni2024-capacity, because its table has two paper columns and the order.
-#include <fstream>
-#include <iostream>
 
 #include "common/command_registry.h"
 #include "common/experiment_flags.h"
-#include "common/output_listing.h"
+#include "common/experiment_outcome.h"
 #include "engine/experiment.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
@@ -49,10 +47,7 @@ void run(const ResNetArgs& a) {
                       "# Ni et al. 2024: CIFAR ResNet without ReLU\n\n" + format_ni2024_resnet(inv, what, rec));
   };
   const auto rec = run_experiment(task_reproduction_runs(inv, what), opt);
-  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
-  std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
-  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
+  finish_experiment(opt.out, rec);
 }
 
 void setup(CLI::App& app) {

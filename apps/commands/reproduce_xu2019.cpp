@@ -4,12 +4,10 @@
 // redone; results.md, results.json and the figures are rewritten after every run). The columns and
 // table shapes live in papers/xu2019_report.h, the paper's numbers in report/paper_numbers.h.
 #include <algorithm>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 
 #include "common/command_registry.h"
-#include "common/output_listing.h"
+#include "common/experiment_outcome.h"
 #include "common/experiment_flags.h"
 #include "engine/experiment.h"
 #include "papers/xu2019_report.h"
@@ -46,10 +44,7 @@ void run(const XuArgs& a) {
   if (!a.flags.bf16 && !opt.registry.empty()) keep_column_precision(runs, opt);
   opt.on_update = [&](const std::vector<RunRecord>& rec) { write_outputs(opt.out, a, cols, rec); };
   const auto rec = run_experiment(runs, opt);
-  if (!reports_here(rec)) return;  // --distributed: rank 0 writes
-  std::ifstream md(opt.out / "results.md");
-  std::cout << "\n" << md.rdbuf() << "\n" << written_listing(opt.out) << "\n";
-  if (const std::string e = failed_runs_error(rec); !e.empty()) throw std::runtime_error(e);
+  finish_experiment(opt.out, rec);
 }
 
 void setup(CLI::App& app) {
