@@ -10,6 +10,7 @@
 
 #include "report/markdown_table.h"
 #include "report/record_files.h"
+#include "report/run_environment.h"
 
 namespace nlapp {
 namespace fs = std::filesystem;
@@ -48,7 +49,7 @@ std::string format_float32_bench_records(const fs::path& dir, const std::vector<
           rounds += (rounds.empty() ? "" : ", ") + format_fixed(rd.at("time_ratio").get<double>(), 2);
         const double nl_ms = nl.at("step_ms").at("median").get<double>();
         const double pt_ms = pt.at("step_ms").at("median").get<double>();
-        rows.push_back({config, std::to_string(r.at("threads").get<int>()), env.at("cpu").value("model", "?"),
+        rows.push_back({config, std::to_string(r.at("threads").get<int>()), cpu_label(env),
                         env.value("commit", "?"), median_range(nl.at("step_ms")), median_range(pt.at("step_ms")),
                         ratio(nl_ms, pt_ms) + (rounds.empty() ? "" : " (" + rounds + ")"),
                         ratio(nl.at("step_cpu_ms").at("median").get<double>(),
@@ -86,7 +87,7 @@ std::string format_bf16_bench_records(const fs::path& dir) {
       const double f32 = r.at("normlab_float32").at("step_ms").at("median").get<double>();
       const double pt = r.at("pytorch").at("step_ms").at("median").get<double>();
       const json& env = j.at("environment");
-      rows.push_back({r.at("pytorch").value("config", f.stem().string()), env.at("cpu").value("model", "?"),
+      rows.push_back({r.at("pytorch").value("config", f.stem().string()), cpu_label(env),
                       env.value("commit", "?"), format_fixed(b, 1), format_fixed(f32, 1), format_fixed(pt, 1),
                       ratio(b, pt), ratio(f32, b),
                       format_fixed(r["normlab"].value("peak_rss_mib", NAN), 0) + " / " +

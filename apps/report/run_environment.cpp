@@ -49,9 +49,23 @@ nlohmann::json run_environment(int threads) {
                         {"threads", threads}};
   // What else ran: the 1, 5 and 15 minute load averages when the record was written (a run's wall time
   // means little without them on a shared machine).
+  for (const auto& [field, key] : {std::pair{"cpu family", "family"}, std::pair{"model", "model_number"}}) {
+    const std::string v = cpuinfo_field(field);
+    if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) env["cpu"][key] = std::stoi(v);
+  }
   double load[3];
   if (getloadavg(load, 3) == 3) env["load_average"] = {load[0], load[1], load[2]};
   return env;
+}
+
+std::string cpu_label(const nlohmann::json& environment) {
+  if (!environment.is_object() || !environment.contains("cpu")) return "?";
+  const nlohmann::json& cpu = environment["cpu"];
+  std::string s = cpu.value("model", "?");
+  if (cpu.contains("family") && cpu.contains("model_number"))
+    s += " (family " + std::to_string(cpu["family"].get<int>()) + " model " +
+         std::to_string(cpu["model_number"].get<int>()) + ")";
+  return s;
 }
 
 }  // namespace nlapp

@@ -16,8 +16,15 @@ std::string cpu_model_name();
 /// amx_tile), in that order; empty if unreadable.
 std::vector<std::string> cpu_kernel_flags();
 
-/// {"commit": nl::build_commit(), "cpu": {"model": ..., "flags": [...], "cores": N}, "threads": threads,
-/// "load_average": [1 min, 5 min, 15 min]} (the load when called; absent where getloadavg fails).
+/// {"commit": nl::build_commit(), "cpu": {"model": ..., "flags": [...], "cores": N, "family": F, "model_number":
+/// M}, "threads": threads, "load_average": [1 min, 5 min, 15 min]} (the load when called; absent where
+/// getloadavg fails; family and model_number are /proc/cpuinfo's "cpu family" and "model", absent where it has
+/// none: a VM's model name alone, e.g. "Intel(R) Xeon(R) Processor", does not tell an Icelake from an Emerald
+/// Rapids, its model number does).
 nlohmann::json run_environment(int threads);
+
+/// The CPU of a record's environment in one phrase: the model name, then " (family F model M)" when the record
+/// has them (records written before they were recorded have the name alone). "?" without a cpu entry.
+std::string cpu_label(const nlohmann::json& environment);
 
 }  // namespace nlapp

@@ -74,6 +74,8 @@ TEST_CASE("registry: finished runs are recorded and reused without their run fol
   CHECK(r["environment"]["commit"].get<std::string>().size() >= 7);
   CHECK_FALSE(r["environment"]["cpu"]["model"].get<std::string>().empty());
   CHECK(r["environment"]["cpu"]["cores"].get<int>() >= 1);
+  if (std::ifstream("/proc/cpuinfo").good() && r["environment"]["cpu"].contains("family"))  // x86 Linux
+    CHECK(r["environment"]["cpu"]["model_number"].get<int>() >= 0);
   REQUIRE(r["environment"]["load_average"].size() == 3);  // what else ran beside it
   CHECK(r["environment"]["load_average"][0].get<double>() >= 0);
   CHECK(r["precision"] == "float32");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "report/bench_records.h"
+#include "report/run_environment.h"
 
 using namespace nlapp;
 namespace fs = std::filesystem;
@@ -95,4 +96,12 @@ TEST_CASE("float32 bench records: a row per thread count, filtered by config", "
   std::ofstream(d / "fp32-small-1.json") << R"({"task": "mt", "environment": {}, "runs": [{"threads": 1, "normlab": {}}]})";
   CHECK_THROWS_WITH(format_float32_bench_records(d, {"mnist"}), Contains("fp32-small-1.json") && Contains("PyTorch"));
   fs::remove_all(d);
+}
+
+TEST_CASE("bench records: the CPU is named with its family and model number when the record has them",
+          "[report][bench]") {
+  CHECK(cpu_label(nlohmann::json::parse(R"({"cpu": {"model": "Intel Xeon"}})")) == "Intel Xeon");
+  CHECK(cpu_label(nlohmann::json::parse(R"({"cpu": {"model": "Intel Xeon", "family": 6, "model_number": 207}})")) ==
+        "Intel Xeon (family 6 model 207)");
+  CHECK(cpu_label(nlohmann::json::object()) == "?");
 }
