@@ -87,7 +87,7 @@ std::string merge_limit_table(const std::vector<int64_t>& ms, int instances, uin
   std::map<int64_t, SizeRow> all;
   for (const int64_t m : ms) {
     if (m < 1 || m > 1000) throw std::invalid_argument("merge limit: m must be in [1, 1000], got " + std::to_string(m));
-    all.merge(run_instances(std::vector<int64_t>((size_t)instances, m), 2, seed));
+    all[m] = run_instances(std::vector<int64_t>((size_t)instances, m), 2, seed).at(m);
   }
   return size_table(all);
 }

@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include "distributed/world.h"
 #include "engine/task_cli.h"
 #include "engine/task_registry.h"
-#include "distributed/world.h"
 #include "engine/trainer.h"
 #include "report/atomic_file.h"
 #include "report/progress.h"

@@ -43,7 +43,7 @@ std::string format_float32_bench_records(const fs::path& dir, const std::vector<
         const json& nl = r.at("normlab");
         const json& pt = r.at("pytorch");
         const std::string config = pt.value("config", j.at("task").get<std::string>());
-        if (std::find(configs.begin(), configs.end(), config) == configs.end()) break;
+        if (std::find(configs.begin(), configs.end(), config) == configs.end()) break;  // one config a file
         std::string rounds;
         for (const json& rd : r.value("rounds", json::array()))
           rounds += (rounds.empty() ? "" : ", ") + format_fixed(rd.at("time_ratio").get<double>(), 2);
