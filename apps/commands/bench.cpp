@@ -492,8 +492,8 @@ void run(TaskInvocation& inv, const BenchArgs& args) {
     std::printf(" MiB\n");
   }
   if (!a.json_out.empty()) {
-    // The machine and build the numbers came from (commit, CPU model and flags), as in results.json.
-    report["environment"] = run_environment(a.threads.empty() ? 1 : a.threads.front());
+    // The machine and build the numbers came from (commit, CPU model and flags, the GPU), as in results.json.
+    report["environment"] = run_environment(a.threads.empty() ? 1 : a.threads.front(), run_device());
     if (bf16) report["environment"]["bf16"] = nl::cpu_bf16_info();  // which path the products took, and why
     write_file_atomic(a.json_out, report.dump(2) + "\n");
     std::cout << "written: " << a.json_out << "\n";

@@ -11,6 +11,7 @@
 
 #include "report/markdown_table.h"
 #include "report/record_files.h"
+#include "report/run_environment.h"
 
 namespace nlapp {
 namespace fs = std::filesystem;
@@ -39,12 +40,12 @@ std::string format_registry_cost(const fs::path& root) {
       const json j = json::parse(in);
       const json& reg = j.at("registry");
       if (j.value("status", "done") != "done") continue;  // a diverged run's time says nothing of a full one
-      std::string device = j.at("settings").value("device", "cpu");
-      device = device.substr(0, device.find(':'));
+      const std::string device_name = j.at("settings").value("device", "cpu");
+      const std::string device = device_name.substr(0, device_name.find(':'));
       Cost& c = by[{reg.at("group").get<std::string>() + "/" + reg.at("column").get<std::string>(), device}];
       c.train_min.push_back(j.at("train_seconds").get<double>() / 60.0);
       c.test_min.push_back(j.value("test_seconds", 0.0) / 60.0);
-      c.machines.insert(j.at("environment").at("cpu").value("model", "?"));
+      c.machines.insert(machine_label(j.at("environment"), device_name));
     } catch (const json::exception& e) {
       throw std::runtime_error(f.string() + ": not a run record of the registry (" + e.what() +
                                "); restore it with git or delete it");
@@ -62,7 +63,7 @@ std::string format_registry_cost(const fs::path& root) {
                     format_fixed(median(c.test_min), 1), machines});
   }
   return markdown_table({"registry column", "device", "runs", "training min / run, median (min–max)",
-                         "test min / run, median", "CPU of the machines"},
+                         "test min / run, median", "machines"},
                         rows, {Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Left});
 }
 

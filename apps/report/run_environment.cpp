@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "backends/backend.h"
 #include "version.h"
 
 namespace nlapp {
@@ -40,19 +41,20 @@ std::vector<std::string> cpu_kernel_flags() {
   return out;
 }
 
-nlohmann::json run_environment(int threads) {
+nlohmann::json run_environment(int threads, nl::Device device) {
   nlohmann::json env = {{"commit", nl::build_commit()},
                         {"cpu",
                          {{"model", cpu_model_name()},
                           {"flags", cpu_kernel_flags()},
                           {"cores", (int)std::thread::hardware_concurrency()}}},
                         {"threads", threads}};
-  // What else ran: the 1, 5 and 15 minute load averages when the record was written (a run's wall time
-  // means little without them on a shared machine).
   for (const auto& [field, key] : {std::pair{"cpu family", "family"}, std::pair{"model", "model_number"}}) {
     const std::string v = cpuinfo_field(field);
     if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) env["cpu"][key] = std::stoi(v);
   }
+  if (!device.is_cpu()) env["device"] = {{"name", device.str()}, {"model", nl::device_name(device)}};
+  // What else ran: the 1, 5 and 15 minute load averages when the record was written (a run's wall time
+  // means little without them on a shared machine).
   double load[3];
   if (getloadavg(load, 3) == 3) env["load_average"] = {load[0], load[1], load[2]};
   return env;
@@ -66,6 +68,13 @@ std::string cpu_label(const nlohmann::json& environment) {
     s += " (family " + std::to_string(cpu["family"].get<int>()) + " model " +
          std::to_string(cpu["model_number"].get<int>()) + ")";
   return s;
+}
+
+std::string machine_label(const nlohmann::json& environment, const std::string& device) {
+  if (device.empty() || device == "cpu") return cpu_label(environment);
+  if (environment.is_object() && environment.contains("device") && environment["device"].contains("model"))
+    return environment["device"]["model"].get<std::string>();
+  return device.substr(0, device.find(':')) + " (model not recorded; host " + cpu_label(environment) + ")";
 }
 
 }  // namespace nlapp

@@ -99,6 +99,12 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
   virtual DeviceType type() const = 0;
   virtual std::string name() const = 0;
+  /// The device `device_index` for run records, e.g. "<GPU name> (sm_<XY>, <memory> GiB)" for a GPU; the
+  /// backend's name() where a device has no model of its own. Throws what the backend's device queries throw.
+  virtual std::string device_name(int device_index) const {
+    (void)device_index;
+    return name();
+  }
 
   /// The fused kernels: the backend's own (set_fused) or the composite forms built on the core kernels.
   FusedKernels& fused() { return fused_ ? *fused_ : *composite_; }
@@ -204,5 +210,8 @@ int device_count(DeviceType t);
 /// Throws std::invalid_argument naming the device and the fix when `d` cannot hold tensors:
 /// "no CUDA device: ... use --device cpu" without a GPU, or an index >= device_count.
 void check_device(Device d);
+/// The model of device `d` for run records (Backend::device_name: the GPU's name, compute capability and
+/// memory for cuda:N); "" for the CPU, whose model the caller reads itself. Throws as check_device(d).
+std::string device_name(Device d);
 
 }  // namespace nl

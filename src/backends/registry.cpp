@@ -87,4 +87,10 @@ void check_device(Device d) {
                                 "); pick one of them or use --device cpu");
 }
 
+std::string device_name(Device d) {
+  if (d.is_cpu()) return "";
+  check_device(d);
+  return backend_for(d.type).device_name(d.index);
+}
+
 }  // namespace nl

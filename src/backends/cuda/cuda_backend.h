@@ -43,6 +43,8 @@ class CudaBackend final : public Backend {
   CudaBackend() : fused_(*this) { set_fused(&fused_); }
   DeviceType type() const override { return DeviceType::CUDA; }
   std::string name() const override { return "cuda (cuBLAS + normlab kernels)"; }
+  /// cudaGetDeviceProperties' name, "(sm_XY, M GiB)"; throws std::runtime_error when the query fails.
+  std::string device_name(int device_index) const override;
 
   void* allocate(size_t nbytes, int device_index) override;
   void deallocate(void* p, size_t nbytes, int device_index) override;

@@ -4,6 +4,7 @@
 
 #include <cublas_v2.h>
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -153,6 +154,14 @@ void sync_and_check(DeviceContext& c) {
 Backend& backend() {
   static CudaBackend* b = new CudaBackend();  // never destroyed (see contexts())
   return *b;
+}
+
+std::string CudaBackend::device_name(int device_index) const {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device_index), "cudaGetDeviceProperties");
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%.1f", (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+  return std::string(p.name) + " (sm_" + std::to_string(p.major * 10 + p.minor) + ", " + mem + " GiB)";
 }
 
 void CudaBackend::synchronize(int device_index) { sync_and_check(context(device_index)); }
