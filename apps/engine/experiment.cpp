@@ -178,6 +178,14 @@ std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs_in,
   for (size_t i = 0; i < runs.size(); ++i)
     if (rec[i].reused) record(i);
   for (const auto& [k, text] : opt.set) {
+    // What the experiment itself sets per run (its variables: the norm, the seed, the data, the batch of a
+    // batch-size table; the run folder) is not for --set: it would make every run the same one.
+    bool per_run = k == "seed" || k == "out" || k == "resume" || k == "overwrite";
+    for (const auto& r : runs) per_run = per_run || r.overrides.contains(k);
+    if (per_run)
+      throw std::invalid_argument("--set " + k + "=" + text + ": '" + k + "' is set by the experiment for each of its "
+                                  "runs (what its runs vary, their data, seed and folder), so --set cannot change it; "
+                                  "use the command's own options (--seeds, --tasks / --variants, --data-root, --out)");
     bool known = false;
     for (const auto& [name, t] : tasks) known = known || (t && task_schema(*t).find(k));
     if (!known)

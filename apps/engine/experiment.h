@@ -117,8 +117,9 @@ bool same_experiment(const nlohmann::json& a, const nlohmann::json& b,
                      const nlohmann::json& defaults = nlohmann::json::object());
 
 /// Runs every run in order as the file comment describes and returns their records (same order).
-/// Throws std::invalid_argument on duplicate labels, bad overrides or an unknown --set key, std::runtime_error from a task's
-/// setup (a missing data set, naming the run and the fix), both before any training.
+/// Throws std::invalid_argument on duplicate labels, bad overrides, an unknown --set key or one the experiment
+/// sets per run (seed, out, a key of a run's overrides), std::runtime_error from a task's setup (a missing data
+/// set, naming the run and the fix), all before any training.
 std::vector<RunRecord> run_experiment(const std::vector<ExperimentRun>& runs, const ExperimentOptions& opt);
 
 /// Gives each column of `runs` (the runs sharing a "column" tag) the precision its finished runs already have in

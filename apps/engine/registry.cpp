@@ -36,6 +36,21 @@ json read_record_file(const fs::path& p) {
     throw std::runtime_error("registry record " + p.string() +
                              " is damaged (not a JSON object with \"settings\"): restore it with git (git checkout -- " +
                              p.string() + ") or delete it to run that experiment again");
+  // A finished run's numbers are what the tables read: a metric that is not a number (null, a string) would
+  // print as "nan" in a generated table.
+  if (j.value("status", "done") == "done") {
+    std::string bad;
+    if (!j.contains("test") || !j["test"].is_object()) bad = "\"test\" is not an object of metrics";
+    else
+      for (const auto& [k, v] : j["test"].items())
+        if (!v.is_number()) bad = "test metric \"" + k + "\" is " + v.dump() + ", not a number";
+    if (bad.empty() && j.contains("best_valid") && !j["best_valid"].is_number())
+      bad = "\"best_valid\" is " + j["best_valid"].dump() + ", not a number";
+    if (!bad.empty())
+      throw std::runtime_error("registry record " + p.string() + " is damaged (" + bad +
+                               "): restore it with git (git checkout -- " + p.string() +
+                               ") or delete it to run that experiment again");
+  }
   return j;
 }
 }  // namespace

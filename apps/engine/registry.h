@@ -28,7 +28,8 @@ struct RegistryKey {
 nlohmann::json make_registry_record(const nlohmann::json& result, const RegistryKey& key);
 
 /// The record of `key` under `root`, or null when the file does not exist. Throws std::runtime_error
-/// naming the file when it exists but is not a JSON object with "settings" (a damaged record must be
+/// naming the file when it exists but is not a JSON object with "settings", or is a finished ("done") run
+/// whose "test" metrics or "best_valid" are not numbers (a damaged record must be
 /// repaired or deleted, not silently retrained over).
 nlohmann::json read_registry_record(const std::filesystem::path& root, const RegistryKey& key);
 

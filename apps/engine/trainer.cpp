@@ -122,6 +122,22 @@ struct Trainer::State {
     }
     return s;
   }
+  /// Throws std::runtime_error naming `file` when the state cannot come from a training run: negative counts,
+  /// a batch beyond its epoch (`epoch_size` batches), a best update after the last one, a non-finite loss sum.
+  void check_possible(int64_t epoch_size, const std::string& file) const {
+    std::string why;
+    if (epoch < 0 || updates < 0 || loss_n < 0 || best_update < 0 || train_seconds < 0)
+      why = "a negative count (epoch " + std::to_string(epoch) + ", updates " + std::to_string(updates) + ")";
+    else if (next_batch < 0 || next_batch > epoch_size)
+      why = "batch " + std::to_string(next_batch) + " of an epoch of " + std::to_string(epoch_size) + " batches";
+    else if (best_update > updates)
+      why = "its best at update " + std::to_string(best_update) + ", after its last update " + std::to_string(updates);
+    else if (!std::isfinite(loss_acc))
+      why = "a non-finite running loss";
+    if (!why.empty())
+      throw std::runtime_error("cannot resume from " + file + ": its training state is impossible (" + why +
+                               "), so the file is damaged; restore it, or start the run again with --overwrite");
+  }
 };
 
 Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
@@ -344,6 +360,14 @@ std::string first_non_finite_parameter(const nl::Module& model) {
       return name;
   return "";
 }
+// The name of the first floating-point tensor of `tensors` holding a NaN or an infinity ("" if none).
+std::string first_non_finite_tensor(const nl::TensorMap& tensors) {
+  nl::NoGradGuard ng;
+  for (const auto& [name, t] : tensors)
+    if (nl::is_floating(t.dtype()) && t.numel() > 0 && !std::isfinite(nl::sum(nl::affine(t, 0.0, 0.0)).item()))
+      return name;
+  return "";
+}
 }  // namespace
 
 void Trainer::validate(State& st, double epoch_pos) {
@@ -413,7 +437,14 @@ bool Trainer::try_resume(State& st) {
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot resume from " + file + ": " + e.what());
   }
+  // A training checkpoint never holds a NaN or an infinity (the loss is checked before every save): one
+  // that does is damaged, and training on from it would only be reported as a divergence.
+  if (const std::string bad = first_non_finite_tensor(ck.tensors); !bad.empty())
+    throw std::runtime_error("cannot resume from " + file + ": tensor '" + bad + "' holds a NaN or an infinity, which "
+                             "no checkpoint of a training run does, so the file is damaged; restore it, or start the "
+                             "run again with --overwrite");
   st = State::from_json(m["state"], file);
+  st.check_possible(task_.epoch_size((uint64_t)std::max<int64_t>(st.epoch, 0)), file);
   nl::set_rng_state(m["rng"][0].get<uint64_t>(), m["rng"][1].get<uint64_t>());
   metrics_lines_ = m["metrics_lines"].get<int64_t>();
   if (root()) truncate_lines(out() / "metrics.jsonl", metrics_lines_);
@@ -475,9 +506,15 @@ RunResult Trainer::run() {
     // The run's record says so (train and reproduce alike); a distributed job stops on every rank,
     // since every rank saw the same all-reduced loss or parameters.
     if (root()) {
+      // Sound results of this folder (a finished run whose limits were raised) are kept beside the record.
+      const fs::path file = out() / "results.json", kept = out() / "results.before-divergence.json";
+      if (!sound_results(file).is_null()) {
+        fs::rename(file, kept);
+        progress_->message("the earlier results of this folder were moved to " + kept.string());
+      }
       json rec = {{"task", task_.info().name}, {"settings", settings_}, {"diverged", true}, {"error", e.what()},
                   {"update", e.update}, {"data", task_.data_summary()}};
-      write_file_atomic(out() / "results.json", rec.dump(2) + "\n");
+      write_file_atomic(file, rec.dump(2) + "\n");
     }
     throw;
   } catch (const std::exception& e) {
@@ -511,6 +548,10 @@ RunResult Trainer::run_loop() {
   }
   ProgressOptions po;
   int64_t per_epoch0 = task_.epoch_size(0);
+  if (per_epoch0 <= 0)
+    throw std::invalid_argument("the training set of " + task_.info().name + " gives no batch (" + task_.data_summary() +
+                                "): every example was filtered out (e.g. by --max-source-positions / "
+                                "--max-target-positions) or the set is empty; check --data and the length limits");
   int64_t updates_per_epoch = (per_epoch0 + k * W - 1) / (k * W);
   po.total_steps = max_update > 0 ? std::min(max_update, updates_per_epoch * max_epoch) : updates_per_epoch * max_epoch;
   po.total_epochs = (int)max_epoch;
@@ -680,12 +721,18 @@ RunResult Trainer::run_loop() {
     nl::AutocastGuard autocast(nl::DType::BFloat16, bf16_);
     r.test = task_.final_test(*model_, best_, s);
   }
-  if (keep_sound_results(r)) return r;
+  // --no-test: the record has no test by request, which is no reason to keep an earlier one.
+  if (!s.value("no_test", false) && keep_sound_results(r)) return r;
+  for (const auto& [k, v] : r.test)  // a record's metrics are numbers: a NaN test is the run's divergence
+    if (!std::isfinite(v))
+      throw TrainingDiverged("test " + k + " of the best weights (epoch " + std::to_string(r.best_epoch) + ") is " +
+                                 std::to_string(v) + ": the model gives non-finite outputs on the test set",
+                             r.updates);
   json res = r.to_json();
   res["test_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - test0).count();
   res["precision"] = precision_name(s);
   if (pg_) res["world_size"] = pg_->world_size();  // --distributed: the global batch is the ranks' sum
-  res["environment"] = run_environment((int)geti(s, "threads"));
+  res["environment"] = run_environment((int)geti(s, "threads"), device_);
   res["task"] = info.name;
   res["data"] = task_.data_summary();
   res["metric"] = info.metric;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include "backends/core_only_backend.h"
@@ -121,6 +122,10 @@ TEST_CASE("device: the toy run on cuda:0 equals the cpu run - checkpoints resume
   SECTION("adamw: the composite adam_step rounds unlike the fused one (float32)") {
     nltest::check_cross_device_resume(t, toy_settings(t, "adamw"), dir, 4, 1e-5);
   }
+  // The record names the device it finished on: the backend's device model for cuda:0, nothing for the cpu.
+  const json on_device = json::parse(std::ifstream(dir / "C" / "results.json"));
+  CHECK(on_device["environment"]["device"] == json({{"name", "cuda:0"}, {"model", "core-only test backend"}}));
+  CHECK_FALSE(json::parse(std::ifstream(dir / "A" / "results.json"))["environment"].contains("device"));
   fs::remove_all(dir);
 }
 

@@ -165,6 +165,13 @@ TEST_CASE("experiment: bad run lists and missing data are clear errors before an
   o_set.set = {{"beam", "1"}};
   CHECK_THROWS_WITH(run_experiment({{"z", "toy", "", json::object(), json::object()}}, o_set),
                     Contains("--set beam=1") && Contains("no task of this experiment"));
+  // What the experiment sets per run (a run override, the seed, the folder) is not for --set: it would make
+  // every run the same one (--set norm=layernorm made every variant of reproduce xu2019 a LayerNorm).
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"lr", "0.5"}, {"seed", "5"}, {"out", "/x"}}) {
+    o_set.set = {{k, v}};
+    CHECK_THROWS_WITH(run_experiment({{"z", "toy", "", {{"lr", 0.1}}, json::object()}}, o_set),
+                      Contains("--set " + k + "=" + v) && Contains("set by the experiment"));
+  }
   // A registered task whose data is missing: the error names the run and the task's own fix.
   ExperimentOptions o;
   o.out = out;

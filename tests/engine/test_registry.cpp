@@ -178,6 +178,35 @@ TEST_CASE("registry: a damaged record is an error naming the file and the fix", 
   CHECK_THROWS_WITH(load_registry(dir / "registry", "paper"), Contains("damaged"));
 }
 
+TEST_CASE("registry: a finished record whose metrics are not numbers is damaged", "[engine][registry]") {
+  const nltest::TempDir td("registry-bad-metric");
+  const fs::path root = td.path / "registry";
+  const RegistryKey key{"paper", "col", "plain", 1};
+  const json good = {{"settings", {{"seed", 1}}}, {"status", "done"}, {"test", {{"mse", 0.5}}}, {"best_valid", 0.4}};
+  write_registry_record(root, key, good);
+  CHECK(read_registry_record(root, key)["test"]["mse"] == 0.5);
+  // Before: a null, a string or a missing test printed as "nan ± nan" in the generated tables, exit 0.
+  for (const json& bad : {json(nullptr), json("abc")}) {
+    json r = good;
+    r["test"]["mse"] = bad;
+    write_registry_record(root, key, r);
+    CHECK_THROWS_WITH(read_registry_record(root, key), Contains("seed1.json") && Contains("damaged") && Contains("\"mse\""));
+  }
+  json r = good;
+  r["best_valid"] = "x";
+  write_registry_record(root, key, r);
+  CHECK_THROWS_WITH(read_registry_record(root, key), Contains("best_valid"));
+  r = good;
+  r.erase("test");
+  write_registry_record(root, key, r);
+  CHECK_THROWS_WITH(read_registry_record(root, key), Contains("\"test\""));
+  r = good;  // a diverged run has no metrics to check
+  r["status"] = "diverged";
+  r["test"] = nullptr;
+  write_registry_record(root, key, r);
+  CHECK_NOTHROW(read_registry_record(root, key));
+}
+
 TEST_CASE("registry: a record without a newer setting matches when that setting is at its default", "[engine][registry]") {
   const json defaults = {{"conv_relu", true}, {"lr", 0.1}};
   const json old = {{"lr", 0.05}, {"seed", 1}, {"out", "a"}};

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -187,6 +188,76 @@ TEST_CASE("trainer: a checkpoint missing a key names the file and the key", "[en
   json s = settings_for(t, {{"out", out.string()}, {"max_update", 3}, {"resume", true}});
   CHECK_THROWS_WITH(Trainer(t, s).run(), Contains("checkpoint_last.safetensors") && Contains("'rng'"));
   ck.meta.erase("state");
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a damaged checkpoint_last is refused before any update - the results kept", "[engine][resume]") {
+  const fs::path out = tmp("damaged-last");
+  train({{"out", out.string()}, {"max_update", 3}});
+  const json before = read_json_file_at(out / "results.json");
+  nl::Checkpoint ck = nl::load_checkpoint(out / "checkpoint_last.safetensors");
+  std::string why;
+  SECTION("a NaN in a weight") {
+    nl::Tensor& w = ck.tensors.begin()->second;
+    w = nl::affine(w, std::nan(""), 0.0);
+    why = "holds a NaN or an infinity";
+  }
+  SECTION("an infinity in an optimizer moment") {
+    for (auto& [k, t] : ck.tensors)
+      if (k.rfind("optimizer.", 0) == 0 && nl::is_floating(t.dtype()))
+        t = nl::affine(t, 0.0, std::numeric_limits<double>::infinity());
+    why = "holds a NaN or an infinity";
+  }
+  SECTION("an impossible state") {
+    ck.meta["state"]["updates"] = -5;
+    why = "impossible (a negative count";
+  }
+  SECTION("a batch beyond its epoch") {
+    ck.meta["state"]["next_batch"] = 1000000000000LL;
+    why = "batch 1000000000000 of an epoch of 8 batches";
+  }
+  nl::save_checkpoint(out / "checkpoint_last.safetensors", ck.tensors, ck.meta);
+  nltest::ToyTask t;
+  const json s = settings_for(t, {{"out", out.string()}, {"max_update", 6}, {"resume", true}});
+  // Before: the run trained on, "diverged" with a hint to lower --lr, and replaced results.json.
+  CHECK_THROWS_WITH(Trainer(t, s).run(), Contains("checkpoint_last.safetensors") && Contains(why) && Contains("damaged"));
+  CHECK(read_json_file_at(out / "results.json") == before);
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a divergence after raised limits keeps the finished run's results beside its record", "[engine][resume]") {
+  const fs::path out = tmp("diverge-kept");
+  train({{"out", out.string()}, {"max_update", 3}});
+  const json before = read_json_file_at(out / "results.json");
+  nltest::ToyTask t;
+  t.nan_at = 2;
+  const json s = settings_for(t, {{"out", out.string()}, {"max_update", 6}, {"resume", true}});
+  CHECK_THROWS_AS(Trainer(t, s).run(), TrainingDiverged);
+  CHECK(read_json_file_at(out / "results.json")["diverged"] == true);
+  CHECK(read_json_file_at(out / "results.before-divergence.json") == before);
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: --no-test on a resumed run records the new state without a test", "[engine][resume]") {
+  const fs::path out = tmp("no-test");
+  train({{"out", out.string()}, {"max_update", 3}});
+  REQUIRE(read_json_file_at(out / "results.json")["test"].contains("mse"));
+  // Before: the earlier 3-update results were kept, with a warning about an unreadable checkpoint.
+  const RunResult r = train({{"out", out.string()}, {"max_update", 6}, {"resume", true}, {"no_test", true}});
+  CHECK(r.test.empty());
+  const json after = read_json_file_at(out / "results.json");
+  CHECK(after["updates"] == 6);
+  CHECK(after["test"].empty());
+  fs::remove_all(out);
+}
+
+TEST_CASE("trainer: a training set that gives no batch is a clear error, not a NaN divergence", "[engine]") {
+  const fs::path out = tmp("empty");
+  nltest::ToyTask t;
+  t.batches = 0;
+  const json s = settings_for(t, {{"out", out.string()}});
+  CHECK_THROWS_WITH(Trainer(t, s).run(), Contains("gives no batch") && Contains("64 synthetic rows"));
+  CHECK_FALSE(fs::exists(out / "results.json"));
   fs::remove_all(out);
 }
 

@@ -19,6 +19,7 @@ struct ToyBatch : nlapp::TaskBatch {
 class ToyTask : public nlapp::Task {
  public:
   int64_t nan_at = -1;  ///< the batch index (global count of loss calls, 1-based) whose loss is NaN
+  int64_t batches = 8;  ///< batches per epoch (0: a training set that gives none)
   mutable int64_t calls = 0;
 
   const nlapp::TaskInfo& info() const override {
@@ -36,7 +37,7 @@ class ToyTask : public nlapp::Task {
   }
   std::string data_summary() const override { return "64 synthetic rows"; }
   std::shared_ptr<nl::Module> build_model(const nlohmann::json&) override { return std::make_shared<nl::Linear>(4, 1); }
-  int64_t epoch_size(uint64_t) const override { return 8; }
+  int64_t epoch_size(uint64_t) const override { return batches; }
   std::unique_ptr<nlapp::TaskBatch> train_batch(uint64_t epoch, int64_t index) const override {
     auto order = nl::shuffled_indices(64, seed_, epoch);
     std::vector<int64_t> idx(order.begin() + index * 8, order.begin() + index * 8 + 8);
