@@ -31,13 +31,35 @@ void setup_data(CLI::App& app) {
   prep->add_option("--out", opts->out_dir, "output folder (created if missing)")->required();
   prep->add_option("--direction", opts->direction, "MT: src-tgt, e.g. en-de, de-en (default: task's usual direction)");
   prep->add_option("--subword", opts->subword, "MT: bpe | unigram (SentencePiece) | none (default: bpe for multi30k, none for iwslt14/15)");
-  prep->add_option("--vocab-size", opts->vocab_size, "SentencePiece vocabulary size")->capture_default_str();
+  prep->add_option("--vocab-size", opts->vocab_size, "SentencePiece vocabulary size")
+      ->check(CLI::Range(8, 1000000))
+      ->capture_default_str();
   auto sep = std::make_shared<bool>(false);
   prep->add_flag("--separate-dict", *sep, "MT: one dictionary/spm model per language (default: joint, as --share-all-embeddings)");
-  prep->add_option("--threshold", opts->threshold, "dictionary: keep symbols seen at least this often in train")->capture_default_str();
-  prep->add_option("--nwords", opts->nwords, "dictionary: at most this many symbols incl. specials (-1 = all)")->capture_default_str();
-  prep->add_option("--padding-factor", opts->padding_factor, "dictionary: pad size to a multiple (fairseq uses 8)")->capture_default_str();
-  prep->add_option("--seed", opts->seed, "seed for the RT split and SentencePiece sampling")->capture_default_str();
+  prep->add_option("--threshold", opts->threshold, "dictionary: keep symbols seen at least this often in train")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  prep->add_option("--nwords", opts->nwords, "dictionary: at most this many symbols incl. specials (-1 = all)")
+      ->check(CLI::Validator(
+          [](const std::string& v) {  // the 4 specials (<s>, <pad>, </s>, <unk>) and at least one word
+            try {
+              const long long n = std::stoll(v);
+              return n == -1 || n >= 5 ? std::string() : "must be -1 (all) or at least 5 (the 4 specials and a word)";
+            } catch (const std::exception&) { return std::string("must be a whole number"); }
+          },
+          "-1 or >= 5"))
+      ->capture_default_str();
+  prep->add_option("--padding-factor", opts->padding_factor, "dictionary: pad size to a multiple (fairseq uses 8)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  prep->add_option("--seed", opts->seed, "seed for the RT split and SentencePiece sampling")
+      ->check(CLI::Validator(
+          [](const std::string& v) {  // CLI11 would wrap "-1" into an unsigned seed
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos ? std::string()
+                                                                                      : "must be a whole number >= 0";
+          },
+          "a whole number >= 0"))
+      ->capture_default_str();
   prep->add_option("--text", opts->text, "multi30k: raw (cased) | tok (lowercased, Moses-tokenized)")->capture_default_str();
   prep->add_option("--format", opts->format, "sst5: sentences | trees")->capture_default_str();
   prep->add_option("--copy", opts->copy, "rt: kim (Latin-1 copy) | nltk (utf8/ copy)")->capture_default_str();

@@ -37,8 +37,8 @@ struct ExplainResult {
 
 /// Runs the explanation: x = 2.5 N(0,1) + 1 and g = N(0,1) + 0.5 from nl::manual_seed(seed); the
 /// composite implementation in float64 so Detach nodes appear on the tape; H backward passes with
-/// retain_graph give the Jacobian. Throws std::invalid_argument on an unknown norm, H < 2 or
-/// H > kMaxExplainH.
+/// retain_graph give the Jacobian. Throws std::invalid_argument on an unknown norm, H < 2,
+/// H > kMaxExplainH, or a C or k that check_adanorm_options refuses (C not in (0, 1e6], k not finite).
 ExplainResult explain_gradients(const ExplainConfig& cfg);
 
 /// The closed form's name and equation for a variant, e.g. "W1 = (1/σ)(I − y yᵀ/H − 1 1ᵀ/H)  (Eq. 8)".

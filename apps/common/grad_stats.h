@@ -39,7 +39,7 @@ struct StatsRow {
 /// g = N(0,1) + m with m ~ N(0.5, 1) per row (so gbar is not 0), from nl::manual_seed(seed); the same
 /// base (x, g) for every scale and variant. dL/dx comes from one fused forward/backward per chunk.
 /// Rows are ordered by norm, then scale. Throws std::invalid_argument on an unknown norm, H < 2,
-/// samples < 1, chunk < 1 or a scale <= 0.
+/// samples < 1, chunk < 1, a scale <= 0, or a C or k that check_adanorm_options refuses.
 std::vector<StatsRow> gradient_stats(const StatsConfig& cfg);
 
 /// One markdown table per variant (rows: scales), headed by the statement of Theorem 1 it checks.

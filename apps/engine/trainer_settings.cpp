@@ -30,8 +30,8 @@ std::vector<OptionSpec> trainer_settings() {
       option("lr_gamma", OptKind::Float, 0.1, "Decay factor of --lr-scheduler step (PyTorch default 0.1; Ni et al.: 0.5)",
              0, 1, true),
       option("warmup_updates", OptKind::Int, 0, "Linear warm-up updates", 0, kBig),
-      option("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up", 0, 10),
-      option("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule", 0, 10),
+      option("warmup_init_lr", OptKind::Float, 0.0, "Learning rate at the start of warm-up (at most --lr)", 0, 10),
+      option("min_lr", OptKind::Float, 0.0, "Floor of the cosine schedule (at most --lr)", 0, 10),
       option("bf16", OptKind::Bool, false,
              "Mixed precision (fairseq's flag): matrix products on bfloat16 operands with float32 accumulation; "
              "norms, softmax, loss, gradients, optimizer and checkpoints stay float32 (docs/mixed-precision.md)"),

@@ -38,9 +38,11 @@ std::vector<std::string> cifar10_files() {
   return v;
 }
 
-Cifar10Batch read_cifar10_batch(const fs::path& path) {
+Cifar10Batch read_cifar10_batch(const fs::path& path, int64_t expected_records) {
+  if (expected_records < 1)
+    throw std::invalid_argument("read_cifar10_batch: expected_records must be >= 1, got " + std::to_string(expected_records));
   GzipReader in(path, "CIFAR-10 file '" + path.string() + "': ");
-  const int64_t max_bytes = kCifar10BatchRecords * kCifar10RecordBytes;
+  const int64_t max_bytes = expected_records * kCifar10RecordBytes;
   std::vector<uint8_t> raw;
   constexpr size_t kChunk = 1 << 20;
   // Read at most one byte more than a full batch: enough to tell "too large" without inflating further.
@@ -55,8 +57,8 @@ Cifar10Batch read_cifar10_batch(const fs::path& path) {
   const int64_t n = (int64_t)raw.size();
   if (n == 0) in.fail("is empty; expected 3073-byte records (1 label byte + 3072 pixel bytes). Fix: " + std::string(kHint));
   if (n > max_bytes)
-    in.fail("holds more than " + std::to_string(max_bytes) + " bytes (10,000 records of 3073 bytes); not a CIFAR-10 batch file. Fix: " +
-            kHint);
+    in.fail("holds more than " + std::to_string(max_bytes) + " bytes (" + std::to_string(expected_records) +
+            " records of 3073 bytes); not a CIFAR-10 batch file. Fix: " + kHint);
   if (n % kCifar10RecordBytes != 0) {
     const int64_t rest = n % kCifar10RecordBytes;
     std::string why = n % 3074 == 0 ? " (a whole number of 3074-byte records: a CIFAR-100 file, whose records have two label bytes?)"
@@ -65,6 +67,11 @@ Cifar10Batch read_cifar10_batch(const fs::path& path) {
             std::to_string(n / kCifar10RecordBytes) + " records and " + std::to_string(rest) + " bytes left over" + why +
             ". Fix: re-download or re-install the file");
   }
+  if (n != max_bytes)  // e.g. cut on a record boundary: it would train on fewer images without a word
+    in.fail("holds " + std::to_string(n) + " bytes (" + std::to_string(n / kCifar10RecordBytes) +
+            " records), but a CIFAR-10 batch file holds " + std::to_string(expected_records) + " records of 3073 bytes (" +
+            std::to_string(max_bytes) + " bytes): the file is truncated or incomplete. Fix: re-download the data set "
+            "or restore the file from the original cifar-10-batches-bin");
   Cifar10Batch b;
   b.count = n / kCifar10RecordBytes;
   b.labels.resize(b.count);
@@ -116,6 +123,9 @@ Cifar10Splits load_cifar10(const fs::path& dir, const Cifar10Options& o) {
       throw std::invalid_argument("load_cifar10: training batch " + std::to_string(o.batches[i]) + " is listed twice");
   }
   if (o.train_limit < 0) throw std::invalid_argument("load_cifar10: train_limit must be >= 0 (0: all)");
+  if (o.batch_records < 1)
+    throw std::invalid_argument("load_cifar10: batch_records must be >= 1 (10000 for the real files), got " +
+                                std::to_string(o.batch_records));
   auto path_of = [&](const std::string& name) {
     fs::path p = find_file(dir, name);
     if (p.empty())
@@ -126,7 +136,7 @@ Cifar10Splits load_cifar10(const fs::path& dir, const Cifar10Options& o) {
 
   Cifar10Batch all;  // the chosen training batches, concatenated in the order given
   for (int bn : o.batches) {
-    Cifar10Batch b = read_cifar10_batch(path_of("data_batch_" + std::to_string(bn) + ".bin.gz"));
+    Cifar10Batch b = read_cifar10_batch(path_of("data_batch_" + std::to_string(bn) + ".bin.gz"), o.batch_records);
     all.count += b.count;
     all.pixels.insert(all.pixels.end(), b.pixels.begin(), b.pixels.end());
     all.labels.insert(all.labels.end(), b.labels.begin(), b.labels.end());
@@ -148,7 +158,7 @@ Cifar10Splits load_cifar10(const fs::path& dir, const Cifar10Options& o) {
   s.train = to_dataset(all, train, "train");
   s.valid = to_dataset(all, s.valid_indices, "valid");
   all = {};  // release the training bytes before the test batch is read
-  const Cifar10Batch test = read_cifar10_batch(path_of("test_batch.bin.gz"));
+  const Cifar10Batch test = read_cifar10_batch(path_of("test_batch.bin.gz"), o.batch_records);
   s.test = to_dataset(test, iota(test.count), "test");
 
   if (o.grayscale) {

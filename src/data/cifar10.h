@@ -30,11 +30,14 @@ struct Cifar10Batch {
   std::vector<uint8_t> labels;
 };
 
-/// Reads one batch file (.gz or plain). Throws std::runtime_error starting "CIFAR-10 file '<path>': "
+/// Reads one batch file (.gz or plain) that must hold exactly `expected_records` records (10,000 in the
+/// real data set; tests write smaller files). Throws std::runtime_error starting "CIFAR-10 file '<path>': "
 /// for a missing file, corrupt gzip data, an empty file, a size that is not a whole number of
 /// 3073-byte records (naming the bytes left over, and CIFAR-100's 3074-byte records as a likely
-/// cause), more than 10,000 records, or a label outside 0..9 (naming the record).
-Cifar10Batch read_cifar10_batch(const std::filesystem::path& path);
+/// cause), another number of records than expected (naming the size found and the one expected: a
+/// truncated file; fix: re-download or restore the data set), or a label outside 0..9 (naming the
+/// record); std::invalid_argument for expected_records < 1.
+Cifar10Batch read_cifar10_batch(const std::filesystem::path& path, int64_t expected_records = kCifar10BatchRecords);
 
 /// Options of load_cifar10.
 struct Cifar10Options {
@@ -44,6 +47,7 @@ struct Cifar10Options {
   int64_t train_limit = 0;    ///< keep only the first N train images (in file order); 0: all
   bool grayscale = false;     ///< one channel, ITU-R BT.601 luma 0.299 R + 0.587 G + 0.114 B of x/255
   bool normalize = true;      ///< (x − mean_c) / std_c with the train split's per-channel statistics
+  int64_t batch_records = kCifar10BatchRecords;  ///< records every batch file must hold (10,000; tests' tiny files: fewer)
 };
 
 /// The three splits plus what a results file must record about them.
@@ -58,9 +62,9 @@ struct Cifar10Splits {
 std::vector<std::string> cifar10_files();
 
 /// Loads a CIFAR-10 folder (see the file comment). Throws std::runtime_error for a missing folder or
-/// file (listing the expected names and the fix), any read_cifar10_batch error, and
-/// std::invalid_argument for a batch number outside 1..5 or repeated, valid_size outside
-/// [0, loaded images), or a negative train_limit.
+/// file (listing the expected names and the fix), any read_cifar10_batch error (a file without exactly
+/// batch_records records among them), and std::invalid_argument for a batch number outside 1..5 or
+/// repeated, valid_size outside [0, loaded images), a negative train_limit or batch_records < 1.
 Cifar10Splits load_cifar10(const std::filesystem::path& dir, const Cifar10Options& opts = {});
 
 }  // namespace nl

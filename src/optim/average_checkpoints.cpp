@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <regex>
 #include <stdexcept>
 
@@ -10,6 +11,17 @@ namespace nl {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+namespace {
+// A NaN or an infinity in one input makes that tensor's average NaN or infinite: refuse it, naming both.
+void require_finite(const std::vector<double>& v, const std::string& key, const std::string& source) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw std::invalid_argument("averaging checkpoints: tensor '" + key + "' in '" + source + "' holds " +
+                                  (std::isnan(v[i]) ? "a NaN" : "an infinity") + " (element " + std::to_string(i) +
+                                  "): that checkpoint's weights diverged; leave it out of the inputs");
+}
+}  // namespace
+
 void TensorAverager::add(const TensorMap& m, const std::string& source) {
   const auto name = [&](const std::string& s) { return "'" + s + "'"; };
   if (count_ == 0) {
@@ -17,7 +29,7 @@ void TensorAverager::add(const TensorMap& m, const std::string& source) {
     for (const auto& [k, t] : m) {
       Entry e{t.dtype(), t.shape(), {}, {}};
       if (t.dtype() == DType::Int64) e.ints = t.to_vector<int64_t>();
-      else e.sum = t.to_vector<double>();
+      else require_finite(e.sum = t.to_vector<double>(), k, source);
       entries_.emplace(k, std::move(e));
     }
     ++count_;
@@ -44,6 +56,7 @@ void TensorAverager::add(const TensorMap& m, const std::string& source) {
       continue;
     }
     const auto v = t.to_vector<double>();
+    require_finite(v, k, source);
     for (std::size_t i = 0; i < v.size(); ++i) e.sum[i] += v[i];
   }
   ++count_;

@@ -22,7 +22,8 @@ class TensorAverager {
  public:
   /// Adds `m`; `source` names it in errors (a file name). The first map fixes the keys, dtypes and
   /// shapes. Throws std::invalid_argument naming the tensor and both sources when a key is missing or
-  /// extra, or when a dtype or shape differs.
+  /// extra, or when a dtype or shape differs; and naming the tensor and `source` when a float tensor
+  /// holds a NaN or an infinity (its average would too).
   void add(const TensorMap& m, const std::string& source);
   /// The mean of the maps added so far: float tensors as sum / count in their own dtype, int64 tensors
   /// as floor(sum / count) (fairseq's `//`). Throws std::logic_error when nothing was added.

@@ -26,6 +26,20 @@ void check_warmup_total(const char* sched, int64_t warmup_steps, int64_t total_s
 void check_lr(const char* sched, const char* what, double v) {
   if (!(v >= 0) || !std::isfinite(v)) bad(sched, std::string(what) + " must be a finite number >= 0, got " + std::to_string(v));
 }
+// warmup_init_lr and min_lr are bounds below the peak lr: above it, warm-up would lower the lr and cosine
+// "decay" would raise it. The message names the trainer's flags too (--warmup-init-lr, --min-lr, --lr).
+void check_not_above_lr(const char* sched, const char* what, const char* flag, double v, double lr, const char* why) {
+  if (v <= lr) return;
+  std::ostringstream o;
+  o << what << " (" << flag << ") " << v << " is above lr (--lr) " << lr << ": " << why << "; set " << flag
+    << " to at most --lr";
+  bad(sched, o.str());
+}
+void check_warmup_init_lr(const char* sched, double warmup_init_lr, double lr) {
+  check_lr(sched, "warmup_init_lr", warmup_init_lr);
+  check_not_above_lr(sched, "warmup_init_lr", "--warmup-init-lr", warmup_init_lr, lr,
+                     "warm-up would lower the lr instead of raising it");
+}
 double warmup_lr(double init, double lr, int64_t step, int64_t warmup) {
   return init + (double)step * ((lr - init) / (double)warmup);
 }
@@ -41,7 +55,7 @@ json ConstantSchedule::to_json() const { return {{"name", name()}, {"lr", lr_}};
 InverseSqrtSchedule::InverseSqrtSchedule(double lr, int64_t warmup_updates, double warmup_init_lr)
     : lr_(lr), warmup_init_lr_(warmup_init_lr), warmup_(warmup_updates) {
   check_lr("inverse_sqrt", "lr", lr);
-  check_lr("inverse_sqrt", "warmup_init_lr", warmup_init_lr);
+  check_warmup_init_lr("inverse_sqrt", warmup_init_lr, lr);
   if (warmup_updates < 1)
     bad("inverse_sqrt", "warmup_updates must be >= 1 (lr/sqrt(step) is undefined at step 0), got " +
                             std::to_string(warmup_updates));
@@ -59,7 +73,7 @@ json InverseSqrtSchedule::to_json() const {
 LinearSchedule::LinearSchedule(double lr, int64_t warmup_steps, int64_t total_steps, double warmup_init_lr)
     : lr_(lr), warmup_init_lr_(warmup_init_lr), warmup_(warmup_steps), total_(total_steps) {
   check_lr("linear", "lr", lr);
-  check_lr("linear", "warmup_init_lr", warmup_init_lr);
+  check_warmup_init_lr("linear", warmup_init_lr, lr);
   check_warmup_total("linear", warmup_steps, total_steps);
 }
 double LinearSchedule::lr(int64_t step) const {
@@ -77,7 +91,8 @@ CosineSchedule::CosineSchedule(double lr, int64_t warmup_steps, int64_t total_st
     : lr_(lr), min_lr_(min_lr), warmup_init_lr_(warmup_init_lr), warmup_(warmup_steps), total_(total_steps) {
   check_lr("cosine", "lr", lr);
   check_lr("cosine", "min_lr", min_lr);
-  check_lr("cosine", "warmup_init_lr", warmup_init_lr);
+  check_not_above_lr("cosine", "min_lr", "--min-lr", min_lr, lr, "the cosine decay would raise the lr to it");
+  check_warmup_init_lr("cosine", warmup_init_lr, lr);
   check_warmup_total("cosine", warmup_steps, total_steps);
 }
 double CosineSchedule::lr(int64_t step) const {

@@ -42,9 +42,11 @@ class ConstantSchedule : public Schedule {
 ///   step < warmup_updates:  warmup_init_lr + step · (lr − warmup_init_lr) / warmup_updates
 ///   otherwise:              decay_factor / √step, with decay_factor = lr · √warmup_updates
 /// so lr(warmup_updates) = lr exactly. Config: {"lr", "warmup_updates" (≥ 1, default 4000),
-/// "warmup_init_lr" (default 0; fairseq's default when warmup_updates > 0)}.
+/// "warmup_init_lr" (≤ lr, default 0; fairseq's default when warmup_updates > 0)}.
 class InverseSqrtSchedule : public Schedule {
  public:
+  /// Throws std::invalid_argument on a negative or non-finite lr or warmup_init_lr, warmup_init_lr > lr
+  /// (the message names --warmup-init-lr and --lr) or warmup_updates < 1.
   InverseSqrtSchedule(double lr, int64_t warmup_updates, double warmup_init_lr = 0.0);
   double lr(int64_t step) const override;
   std::string name() const override { return "inverse_sqrt"; }
@@ -59,9 +61,11 @@ class InverseSqrtSchedule : public Schedule {
 /// get_linear_schedule_with_warmup, plus an optional warmup start):
 ///   step < warmup_steps: warmup_init_lr + (lr − warmup_init_lr) · step / warmup_steps
 ///   otherwise:           lr · max(0, (total_steps − step) / (total_steps − warmup_steps))
-/// Config: {"lr", "total_steps" (> warmup_steps), "warmup_steps" (default 0), "warmup_init_lr" (default 0)}.
+/// Config: {"lr", "total_steps" (> warmup_steps), "warmup_steps" (default 0), "warmup_init_lr" (≤ lr, default 0)}.
 class LinearSchedule : public Schedule {
  public:
+  /// Throws std::invalid_argument on a negative or non-finite lr or warmup_init_lr, warmup_init_lr > lr
+  /// (naming --warmup-init-lr and --lr), warmup_steps < 0 or total_steps <= warmup_steps.
   LinearSchedule(double lr, int64_t warmup_steps, int64_t total_steps, double warmup_init_lr = 0.0);
   double lr(int64_t step) const override;
   std::string name() const override { return "linear"; }
@@ -77,10 +81,13 @@ class LinearSchedule : public Schedule {
 ///   step < warmup_steps: warmup_init_lr + (lr − warmup_init_lr) · step / warmup_steps
 ///   otherwise: p = min(1, (step − warmup_steps) / (total_steps − warmup_steps)),
 ///              min_lr + (lr − min_lr) · ½ (1 + cos(π p))
-/// Config: {"lr", "total_steps" (> warmup_steps), "warmup_steps" (default 0), "min_lr" (default 0),
-/// "warmup_init_lr" (default 0)}.
+/// Config: {"lr", "total_steps" (> warmup_steps), "warmup_steps" (default 0), "min_lr" (≤ lr, default 0),
+/// "warmup_init_lr" (≤ lr, default 0)}.
 class CosineSchedule : public Schedule {
  public:
+  /// Throws std::invalid_argument on a negative or non-finite lr, min_lr or warmup_init_lr, min_lr > lr
+  /// or warmup_init_lr > lr (naming --min-lr / --warmup-init-lr and --lr), warmup_steps < 0 or
+  /// total_steps <= warmup_steps.
   CosineSchedule(double lr, int64_t warmup_steps, int64_t total_steps, double min_lr = 0.0,
                  double warmup_init_lr = 0.0);
   double lr(int64_t step) const override;

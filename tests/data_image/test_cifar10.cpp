@@ -91,6 +91,7 @@ TEST_CASE("cifar10: batch choice, seeded split, train limit, grayscale and norma
   nltest::TempDir d("cifar10_tiny");
   tiny_folder(d.path, 20);
   Cifar10Options o;
+  o.batch_records = 20;  // the real files hold 10,000
   o.batches = {2, 4};
   o.valid_size = 5;
   o.split_seed = 3;
@@ -152,7 +153,7 @@ TEST_CASE("cifar10: corrupt batch files give errors naming the problem", "[cifar
   }
   SECTION("label out of range") {
     write_gz(p, records(3, {1, 10}));
-    REQUIRE_THROWS_WITH(read_cifar10_batch(p), Contains("record 1") && Contains("label 10, outside 0..9"));
+    REQUIRE_THROWS_WITH(read_cifar10_batch(p, 3), Contains("record 1") && Contains("label 10, outside 0..9"));
   }
   SECTION("empty") {
     write_gz(p, "");
@@ -160,13 +161,14 @@ TEST_CASE("cifar10: corrupt batch files give errors naming the problem", "[cifar
   }
   SECTION("truncated gzip") {
     write_gz(p, records(3, {1}));
+    REQUIRE(read_cifar10_batch(p, 3).count == 3);
     std::string bytes;
     {
       std::ifstream f(p, std::ios::binary);
       bytes.assign(std::istreambuf_iterator<char>(f), {});
     }
     d.write("data_batch_1.bin.gz", bytes.substr(0, bytes.size() / 2));
-    REQUIRE_THROWS_WITH(read_cifar10_batch(p), Contains("gzip"));
+    REQUIRE_THROWS_WITH(read_cifar10_batch(p, 3), Contains("gzip"));
   }
   SECTION("missing folder and files") {
     REQUIRE_THROWS_WITH(load_cifar10(d.path / "nope"), Contains("does not exist") && Contains("--data"));
@@ -175,6 +177,7 @@ TEST_CASE("cifar10: corrupt batch files give errors naming the problem", "[cifar
   SECTION("bad options") {
     tiny_folder(d.path, 4);
     Cifar10Options o;
+    o.batch_records = 4;
     o.batches = {6};
     REQUIRE_THROWS_WITH(load_cifar10(d.path, o), Contains("batch 6 does not exist"));
     o.batches = {1, 1};
@@ -182,5 +185,22 @@ TEST_CASE("cifar10: corrupt batch files give errors naming the problem", "[cifar
     o.batches = {1};
     o.valid_size = 4;
     REQUIRE_THROWS_WITH(load_cifar10(d.path, o), Contains("valid_size 4 must be in [0, 4)"));
+    o.batch_records = 0;
+    REQUIRE_THROWS_WITH(load_cifar10(d.path, o), Contains("batch_records must be >= 1"));
+  }
+  SECTION("a file cut on a record boundary (6 of 10 records)") {
+    write_gz(p, records(6, {1}));
+    REQUIRE_THROWS_WITH(read_cifar10_batch(p, 10),
+                        Contains("data_batch_1.bin.gz") && Contains("holds 18438 bytes (6 records)") &&
+                            Contains("10 records of 3073 bytes (30730 bytes)") && Contains("truncated") &&
+                            Contains("re-download"));
+    // the real layout: 10,000 records per file, so 6,000 is refused by default and through load_cifar10
+    REQUIRE_THROWS_WITH(read_cifar10_batch(p), Contains("holds 10000 records of 3073 bytes (30730000 bytes)"));
+    tiny_folder(d.path, 4);
+    write_gz(d.path / "data_batch_1.bin.gz", records(3, {1}));
+    Cifar10Options o;
+    o.batch_records = 4;
+    o.valid_size = 1;
+    REQUIRE_THROWS_WITH(load_cifar10(d.path, o), Contains("data_batch_1.bin.gz") && Contains("(3 records)"));
   }
 }

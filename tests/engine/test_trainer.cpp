@@ -294,6 +294,12 @@ TEST_CASE("trainer: schedules need what they decay to", "[engine]") {
   CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"adam_betas", "(0.9, 1.5)"}})), Contains("--adam-betas"));
   CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "step"}})), Contains("--lr-step-epochs"));
   CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_step_epochs", 20}})), Contains("--lr-scheduler step"));
+  // --min-lr or --warmup-init-lr above --lr: the schedule would rise where it should decay
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "cosine"}, {"max_update", 10}, {"min_lr", 5.0}, {"lr", 0.001}})),
+                    Contains("--min-lr") && Contains("--lr"));
+  CHECK_THROWS_WITH(Trainer(t, settings_for(t, {{"lr_scheduler", "linear"}, {"max_update", 10}, {"warmup_updates", 2},
+                                                {"warmup_init_lr", 10.0}, {"lr", 0.001}})),
+                    Contains("--warmup-init-lr") && Contains("--lr"));
 }
 
 TEST_CASE("trainer: --lr-scheduler step multiplies the lr by --lr-gamma every --lr-step-epochs epochs", "[engine]") {

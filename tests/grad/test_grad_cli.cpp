@@ -33,3 +33,17 @@ TEST_CASE("grad cli: explain runs, bad input exits non-zero with a clear message
   CHECK(rc5 != 0);
   CHECK_THAT(t5, Contains("--estimator"));
 }
+
+TEST_CASE("grad cli: AdaNorm's --C and --k are checked as train checks --C", "[grad][cli]") {
+  for (const char* args : {"grad explain --norm adanorm --H 4 --C nan", "grad explain --norm adanorm --H 4 --C 0",
+                           "grad stats --norm adanorm --H 8 --samples 2 --C -1", "grad stats --norm adanorm --H 8 --samples 2 --C nan"}) {
+    auto [rc, t] = run_cli(args);
+    INFO(args);
+    CHECK(rc != 0);
+    CHECK_THAT(t, Contains("--C must be a finite number greater than 0"));
+    CHECK_THAT(t, !Contains("Theorem 1"));
+  }
+  auto [rc, t] = run_cli("grad explain --norm adanorm --H 4 --k nan");
+  CHECK(rc != 0);
+  CHECK_THAT(t, Contains("--k must be a finite number (got 'nan')"));
+}

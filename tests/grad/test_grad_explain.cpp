@@ -3,6 +3,8 @@
 // reports a real difference from the paper's form while matching seed-code §1.2's.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "common/grad_explain.h"
 #include "nn/norm/factory.h"
 
@@ -77,4 +79,21 @@ TEST_CASE("grad explain: bad input is a clear error", "[grad]") {
   c.norm = "detachnorm";
   c.H = 1;
   CHECK_THROWS_WITH(explain_gradients(c), Contains("--H must be at least 2"));
+}
+
+TEST_CASE("grad explain: AdaNorm's C and k are checked as train checks --C", "[grad]") {
+  ExplainConfig c;
+  c.norm = "adanorm";
+  c.H = 4;
+  c.C = std::nan("");  // gave -nan everywhere and "confirms Theorem 1"
+  CHECK_THROWS_WITH(explain_gradients(c), Contains("--C must be a finite number greater than 0") && Contains("'nan'"));
+  for (double bad : {0.0, -1.0}) {
+    c.C = bad;
+    CHECK_THROWS_WITH(explain_gradients(c), Contains("--C must be a finite number greater than 0"));
+  }
+  c.C = 2.0;
+  c.k = std::nan("");
+  CHECK_THROWS_WITH(explain_gradients(c), Contains("--k must be a finite number") && Contains("'nan'"));
+  c.k = 0.1;
+  CHECK_NOTHROW(explain_gradients(c));
 }

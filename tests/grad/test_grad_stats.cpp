@@ -2,6 +2,7 @@
 // fused kernels: every (in)equality holds in every sample, and the averages scale as 1/sigma, 1/sigma^2.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 
 #include "common/grad_stats.h"
@@ -95,4 +96,15 @@ TEST_CASE("grad stats: table and errors", "[grad]") {
   c.samples = 10;
   c.norms = {"powernorm"};
   CHECK_THROWS_WITH(gradient_stats(c), Contains("unknown norm 'powernorm'"));
+}
+
+TEST_CASE("grad stats: AdaNorm's C is checked as train checks --C (no -nan tables)", "[grad]") {
+  StatsConfig c;
+  c.norms = {"adanorm"};
+  c.H = 8;
+  c.samples = 2;
+  for (double bad : {std::nan(""), 0.0, -1.0}) {
+    c.C = bad;
+    CHECK_THROWS_WITH(gradient_stats(c), Contains("--C must be a finite number greater than 0"));
+  }
 }

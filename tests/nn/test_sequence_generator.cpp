@@ -1,6 +1,7 @@
 // Beam search (nn/transformer/sequence_generator.h): beam 1 is greedy decoding, scores are the
 // length-normalised log-probabilities of the returned tokens, and a tiny model learns to copy.
 #include <cmath>
+#include <limits>
 
 #include "bf16_test_util.h"
 #include "nn/transformer/sequence_generator.h"
@@ -109,6 +110,36 @@ TEST_CASE("beam search: bad options are clear errors", "[transformer][generate]"
   o.beam = 2;
   o.nbest = 3;
   CHECK_THROWS_WITH(beam_search(m, tokens({{5, 2}}), o), Catch::Contains("--nbest"));
+}
+
+TEST_CASE("beam search: non-finite options and contradictory length limits are clear errors", "[transformer][generate]") {
+  TransformerModel m(tiny_config(true));  // max_target_positions 16: outputs of at most 15 tokens
+  const Tensor src = tokens({{5, 2}});
+  GenerationOptions o;
+  o.unk_penalty = std::nan("");
+  CHECK_THROWS_WITH(o.validate(), Catch::Contains("--unkpen") && Catch::Contains("finite"));
+  o.unk_penalty = 0;
+  o.max_len_a = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(o.validate(), Catch::Contains("--max-len-a") && Catch::Contains("finite"));
+  o.max_len_a = 0;
+  o.min_len = 1000;
+  o.max_len_b = 5;
+  CHECK_THROWS_WITH(beam_search(m, src, o), Catch::Contains("--min-len 1000 is above the maximum output length --max-len-b 5"));
+  o.max_len_a = 1;  // the limit grows with the source, but no output of this model is longer than 15 tokens
+  CHECK_THROWS_WITH(beam_search(m, src, o), Catch::Contains("--min-len 1000 is above the model's longest output (15"));
+}
+
+TEST_CASE("beam search: a huge --max-len-a means the model's longest output, not an empty one", "[transformer][generate]") {
+  BeamSetup b(1);
+  b.o.max_len_b = 0;
+  b.o.min_len = 15;  // no </s> before the model's last position: every output has 15 tokens
+  b.o.max_len_a = 1e30;  // was converted to int64 with an overflow: every output was empty
+  auto hyps = beam_search(b.m, b.src, b.o);
+  REQUIRE(hyps.size() == 2);
+  for (const auto& h : hyps) {
+    REQUIRE(h.size() == 1);
+    CHECK(h[0].tokens.size() == 15);
+  }
 }
 
 TEST_CASE("a tiny Transformer learns to copy random sequences", "[transformer][generate][slow]") {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <limits>
 
 #include "cli_util.h"
 #include "data_text/temp_dir.h"
@@ -83,6 +84,26 @@ TEST_CASE("average_model_checkpoints: mismatches name the tensor and both files"
   CHECK_THROWS_AS(average_model_checkpoints({}), std::invalid_argument);
   CHECK_THROWS_WITH(average_tensor_maps({{{"a", Tensor::zeros({2})}}, {{"b", Tensor::zeros({2})}}}),
                     Contains("'b' is in 'map 1' but not in 'map 0'"));
+}
+
+TEST_CASE("average-checkpoints: an input holding a NaN or an infinity is refused, naming the file and tensor",
+          "[checkpoint][average][errors][cli]") {
+  nltest::TempDir t("avg_nan");
+  const auto ok = write_ck(t.path, "ok.safetensors", 1.f, 2.f, 0.5);
+  const auto nan = write_ck(t.path, "nan.safetensors", 1.f, std::numeric_limits<float>::quiet_NaN(), 0.5);
+  const auto inf = write_ck(t.path, "inf.safetensors", 1.f, 2.f, std::numeric_limits<double>::infinity());
+  CHECK_THROWS_WITH(average_model_checkpoints({ok, nan}),
+                    Contains("tensor 'model.w' in '" + nan.string() + "' holds a NaN (element 1)"));
+  CHECK_THROWS_WITH(average_model_checkpoints({nan, ok}), Contains("'" + nan.string() + "' holds a NaN"));  // as first
+  CHECK_THROWS_WITH(average_checkpoints({ok, inf}),
+                    Contains("tensor 'model.d' in '" + inf.string() + "' holds an infinity") &&
+                        Contains("leave it out of the inputs"));
+  const auto out = t.path / "avg.safetensors";
+  auto [rc, text] = nltest::run_cli("average-checkpoints --inputs '" + ok.string() + "' '" + nan.string() +
+                                    "' --output '" + out.string() + "'");
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("nan.safetensors' holds a NaN"));
+  CHECK_FALSE(fs::exists(out));
 }
 
 TEST_CASE("last_n_checkpoints: newest by epoch or update number", "[checkpoint][average]") {

@@ -110,3 +110,19 @@ TEST_CASE("schedule: factory errors are clear", "[optim][schedule]") {
   CHECK_THROWS_WITH(schedule_from_json({{"lr", 1}}), Contains("needs a string \"name\""));
   CHECK_THROWS_WITH(make_schedule("constant", {{"lr", 1}})->lr(-1), Contains("step must be >= 0"));
 }
+
+TEST_CASE("schedule: min_lr and warmup_init_lr above lr are refused, naming the flags", "[optim][schedule]") {
+  // cosine with min_lr 5 > lr 0.001 rose to 2.5; linear warm-up from 10 started at 10
+  CHECK_THROWS_WITH(make_schedule("cosine", {{"lr", 0.001}, {"total_steps", 10}, {"min_lr", 5}}),
+                    Contains("schedule 'cosine': min_lr (--min-lr) 5 is above lr (--lr) 0.001") &&
+                        Contains("set --min-lr to at most --lr"));
+  for (const char* name : {"linear", "cosine"})
+    CHECK_THROWS_WITH(make_schedule(name, {{"lr", 0.001}, {"warmup_steps", 2}, {"total_steps", 10}, {"warmup_init_lr", 10}}),
+                      Contains("warmup_init_lr (--warmup-init-lr) 10 is above lr (--lr) 0.001") &&
+                          Contains("set --warmup-init-lr to at most --lr"));
+  CHECK_THROWS_WITH(make_schedule("inverse_sqrt", {{"lr", 0.001}, {"warmup_updates", 2}, {"warmup_init_lr", 0.01}}),
+                    Contains("--warmup-init-lr"));
+  // equal to lr is a flat warm-up or no decay: allowed
+  CHECK(make_schedule("cosine", {{"lr", 0.5}, {"total_steps", 10}, {"min_lr", 0.5}, {"warmup_init_lr", 0.5}})->lr(5) ==
+        Approx(0.5));
+}

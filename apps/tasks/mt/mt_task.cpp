@@ -73,6 +73,7 @@ class MtTask : public Task {
   }
 
   void setup(const json& s) override {
+    generation_options(s).validate();  // a test search that cannot run is refused before training, not after
     const fs::path dir = s.at("data").get<std::string>();
     if (!corpus_ || corpus_->dir != dir) corpus_ = MtCorpus::load(dir);
     max_tokens_ = s.at("max_tokens").get<int64_t>();

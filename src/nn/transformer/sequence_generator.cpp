@@ -17,8 +17,14 @@ void GenerationOptions::validate() const {
   if (nbest < 1 || nbest > beam)
     throw std::invalid_argument("--nbest must be between 1 and --beam " + std::to_string(beam) + " (got " +
                                 std::to_string(nbest) + ")");
-  if (max_len_b < 0 || min_len < 0 || !(max_len_a >= 0) || !std::isfinite(lenpen))
-    throw std::invalid_argument("--max-len-a, --max-len-b and --min-len must be >= 0 and --lenpen finite");
+  if (max_len_b < 0 || min_len < 0 || !(max_len_a >= 0) || !std::isfinite(max_len_a) || !std::isfinite(lenpen) ||
+      !std::isfinite(unk_penalty))
+    throw std::invalid_argument("--max-len-a, --max-len-b and --min-len must be finite and >= 0, --lenpen and --unkpen "
+                                "finite (got --max-len-a " + std::to_string(max_len_a) + ", --lenpen " +
+                                std::to_string(lenpen) + ", --unkpen " + std::to_string(unk_penalty) + ")");
+  if (max_len_a == 0 && min_len > max_len_b)
+    throw std::invalid_argument("--min-len " + std::to_string(min_len) + " is above the maximum output length --max-len-b " +
+                                std::to_string(max_len_b) + " (with --max-len-a 0): lower --min-len or raise --max-len-b");
 }
 
 namespace {
@@ -40,6 +46,10 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
   const int64_t B = src_tokens.size(0), S = src_tokens.size(1), K = o.beam, N = B * K;
   const int32_t pad = (int32_t)cfg.padding_idx, eos = 2, unk = 3;
   const Device dev = src_tokens.device();  // the search's index tensors go where the sources are
+  if (o.min_len > cfg.max_target_positions - 1)
+    throw std::invalid_argument("--min-len " + std::to_string(o.min_len) + " is above the model's longest output (" +
+                                std::to_string(cfg.max_target_positions - 1) +
+                                " tokens: its max_target_positions - 1); lower --min-len");
   NoGradGuard ng;
   const bool was_training = model.is_training();
   model.eval();
@@ -52,8 +62,9 @@ std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const 
     for (int64_t b = 0; b < B; ++b) {
       int64_t len = 0;
       for (int64_t s = 0; s < S; ++s) len += p[b * S + s] != pad;
-      max_len[(size_t)b] = std::min<int64_t>((int64_t)(o.max_len_a * (double)len) + o.max_len_b,
-                                             cfg.max_target_positions - 1);
+      // In double, capped before the conversion: a huge max_len_a (1e30) must not overflow int64.
+      max_len[(size_t)b] = (int64_t)std::min(std::floor(o.max_len_a * (double)len) + (double)o.max_len_b,
+                                             (double)(cfg.max_target_positions - 1));
     }
   }
   const int64_t longest = *std::max_element(max_len.begin(), max_len.end());

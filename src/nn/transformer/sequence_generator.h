@@ -24,7 +24,8 @@ struct GenerationOptions {
   /// The largest beam accepted (as `normlab train mt --beam`): memory grows with beam x vocabulary.
   static constexpr int64_t kMaxBeam = 1000;
   /// Throws std::invalid_argument on beam outside [1, kMaxBeam], nbest outside [1, beam], a negative
-  /// max_len_b or min_len.
+  /// max_len_b or min_len, a negative or non-finite max_len_a, a non-finite lenpen or unk_penalty, and
+  /// min_len above max_len_b when max_len_a is 0 (no output could be that long).
   void validate() const;
 };
 
@@ -37,8 +38,8 @@ struct Hypothesis {
 
 /// Translates src_tokens [B, S] (int64, padded with the model's padding_idx, each row ending in </s>)
 /// and returns, per sentence, its nbest hypotheses best first. Runs in eval mode without gradients (the
-/// model's training flag is restored). Throws std::invalid_argument on bad options or a source longer
-/// than the model's positions.
+/// model's training flag is restored). Throws std::invalid_argument on bad options (validate()), a
+/// min_len above the model's max_target_positions - 1, or a source longer than the model's positions.
 std::vector<std::vector<Hypothesis>> beam_search(TransformerModel& model, const Tensor& src_tokens,
                                                  const GenerationOptions& opts);
 
