@@ -34,6 +34,7 @@
 #include "engine/trainer.h"
 #include "report/atomic_file.h"
 #include <filesystem>
+#include "common/cli_common.h"
 #include "common/command_registry.h"
 #include "report/markdown_table.h"
 #include "tensor/autocast.h"
@@ -336,6 +337,8 @@ std::string f2(double v) {
 void run(TaskInvocation& inv, const BenchArgs& args) {
   Task& task = *inv.task;
   BenchArgs a = args;
+  // An interpreter that cannot be run is a bad --python, not a missing PyTorch: stop before timing.
+  if (a.pytorch) check_python_interpreter(a.python);
   if (a.steps == 0) a.steps = task.info().bench_steps;
   if (a.warmup < 0) a.warmup = std::max(1, a.steps / 10);
   if (a.profile_steps < 0) a.profile_steps = std::max(1, a.steps / 3);

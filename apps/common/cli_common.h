@@ -20,4 +20,11 @@ void add_device_option(CLI::App& app, std::string* device);
 /// in a CUDA-less build).
 void check_device_option(const std::string& device);
 
+/// Checks that `bench --python` names an interpreter this process can run: a path (with a '/') to an
+/// executable file, or a name found on PATH (as the shell that runs it searches). Throws
+/// std::runtime_error "--python PATH cannot be run (<why>); pass --python with a Python 3 that has torch
+/// ... or --no-pytorch" otherwise. Whether it has torch is not checked (a twin without it reports "no
+/// reference" in its column, as documented).
+void check_python_interpreter(const std::string& python);
+
 }  // namespace nlapp

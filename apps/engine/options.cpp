@@ -318,16 +318,27 @@ std::vector<std::string> config_names(const std::string& task) {
   return names;
 }
 
+namespace {
+// "<path> is a folder, not a config file; ..." for a --config that names a directory.
+[[noreturn]] void throw_config_is_folder(const std::string& path) {
+  throw std::runtime_error(path + " is a folder, not a config file; pass --config with a .json file in it, or the "
+                                  "name of a shipped config (normlab train TASK --help lists them)");
+}
+}  // namespace
+
 std::string find_config(const std::string& task, const std::string& name) {
   if (name.empty()) throw std::invalid_argument("--config must name a config or a .json file");
+  std::error_code ec;
   if (name.find('/') != std::string::npos || (name.size() > 5 && name.substr(name.size() - 5) == ".json")) {
-    if (!fs::is_regular_file(name)) throw std::runtime_error("config file '" + name + "' not found");
+    if (fs::is_directory(name, ec)) throw_config_is_folder(name);
+    if (!fs::is_regular_file(name, ec)) throw std::runtime_error("config file '" + name + "' not found");
     return name;
   }
   for (const auto& r : config_roots()) {
     fs::path p = r / task / (name + ".json");
     if (fs::is_regular_file(p)) return p.string();
   }
+  if (fs::is_directory(name, ec)) throw_config_is_folder(name);  // a folder named without a '/'
   std::string avail;
   for (const auto& n : config_names(task)) avail += (avail.empty() ? "" : ", ") + n;
   throw std::runtime_error("no config '" + name + "' for task " + task + "; available: " +
@@ -336,6 +347,8 @@ std::string find_config(const std::string& task, const std::string& name) {
 }
 
 json read_json_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw_config_is_folder(path);
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read config '" + path + "'");
   try {
@@ -343,7 +356,18 @@ json read_json_file(const std::string& path) {
     if (!j.is_object()) throw std::runtime_error("config '" + path + "' is not a JSON object");
     return j;
   } catch (const json::exception& e) {  // syntax errors, and numbers too large for a double
-    throw std::runtime_error("config '" + path + "' is not valid JSON: " + e.what());
+    // nlohmann's what() is "[json.exception.parse_error.101] parse error at line L, column C: <what>":
+    // keep the position and the description, drop the library's id.
+    std::string m = e.what();
+    if (m.rfind("[json.exception.", 0) == 0)
+      if (auto close = m.find("] "); close != std::string::npos) m = m.substr(close + 2);
+    for (const char* lead : {"parse error at ", "parse error: "})
+      if (m.rfind(lead, 0) == 0) {
+        m = m.substr(std::string(lead).size());
+        break;
+      }
+    throw std::runtime_error(path + " is not valid JSON (" + m + "); fix the file (a config is one JSON object, e.g. "
+                                    "{\"lr\": 0.001})");
   }
 }
 

@@ -91,9 +91,13 @@ class OptionSchema {
 };
 
 /// Finds a config: a path (contains '/' or ends in ".json") is used as it is; a bare NAME means
-/// apps/configs/<task>/NAME.json. Throws std::runtime_error listing the available names when absent.
+/// apps/configs/<task>/NAME.json. Throws std::invalid_argument on an empty name, std::runtime_error
+/// "<path> is a folder, not a config file" for a directory, "config file '<path>' not found" for a
+/// missing path, or listing the available names when NAME is absent.
 std::string find_config(const std::string& task, const std::string& name);
-/// Reads and parses a JSON object from `path`; errors name the file and the JSON error position.
+/// Reads and parses a JSON object from `path`. Throws std::runtime_error "<path> is a folder, not a
+/// config file", "cannot read config", "<path> is not valid JSON (line L, column C: <what>)" (without
+/// the library's exception id), or "is not a JSON object".
 nlohmann::json read_json_file(const std::string& path);
 /// Names of the configs shipped for `task` (apps/configs/<task>/*.json without ".json"), sorted.
 std::vector<std::string> config_names(const std::string& task);

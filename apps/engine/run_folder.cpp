@@ -13,8 +13,22 @@
 namespace nlapp {
 namespace fs = std::filesystem;
 
+void create_out_folder(const fs::path& out) {
+  std::error_code ec;
+  // A regular file at OUT or at one of its parents: say so rather than "cannot create directories".
+  for (fs::path p = out; !p.empty(); p = p.parent_path()) {
+    const auto st = fs::status(p, ec);
+    if (fs::exists(st) && !fs::is_directory(st))
+      throw std::runtime_error("--out " + out.string() + (p == out ? std::string() : ": " + p.string()) +
+                               " is a file, not a folder; choose another --out");
+    if (fs::exists(st) || p == p.parent_path()) break;  // the first existing folder: the rest exist too
+  }
+  fs::create_directories(out, ec);
+  if (ec) throw std::runtime_error("cannot create --out " + out.string() + ": " + ec.message() + "; choose another --out");
+}
+
 RunFolderLock::RunFolderLock(const fs::path& out) {
-  fs::create_directories(out);
+  create_out_folder(out);
   const fs::path p = out / ".normlab.lock";
   fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw std::runtime_error("cannot create " + p.string() + ": " + std::strerror(errno) + "; choose another --out");

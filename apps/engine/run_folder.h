@@ -9,13 +9,19 @@
 
 namespace nlapp {
 
+/// Creates the folder OUT (and its parents) if missing. Throws std::runtime_error "--out OUT is a file,
+/// not a folder; choose another --out" when OUT (or a parent of it, then named too) is a regular file, or
+/// "cannot create --out OUT: <OS error>; choose another --out" on any other failure.
+void create_out_folder(const std::filesystem::path& out);
+
 /// Holds OUT/.normlab.lock (flock, exclusive; released by the destructor or when the process dies, so a
 /// kill -9 leaves no stale lock) with this process's pid written in it.
 class RunFolderLock {
  public:
-  /// Creates OUT if needed and takes the lock. Throws std::runtime_error "--out OUT is in use by another
-  /// normlab run (pid N); wait for it to finish or choose another --out" when another process holds it,
-  /// or naming the OS error when the lock file cannot be created.
+  /// Creates OUT if needed (create_out_folder, whose errors it throws) and takes the lock. Throws
+  /// std::runtime_error "--out OUT is in use by another normlab run (pid N); wait for it to finish or
+  /// choose another --out" when another process holds it, or naming the OS error when the lock file
+  /// cannot be created.
   explicit RunFolderLock(const std::filesystem::path& out);
   ~RunFolderLock();
   RunFolderLock(const RunFolderLock&) = delete;

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/run_folder.h"
 #include "engine/trainer.h"
 #include "nn/norm/factory.h"
 #include "probes/probe_common.h"
@@ -146,7 +147,7 @@ std::vector<BatchStatsRun> run_batch_stats_probe(Task& task, const json& setting
       throw std::invalid_argument("grad batch-stats: norm '" + n +
                                   "' keeps no batch statistics; --norm takes batchnorm, powernorm-v or powernorm");
   if (cfg.steps < 1) throw std::invalid_argument("--steps must be at least 1, got " + std::to_string(cfg.steps));
-  std::filesystem::create_directories(cfg.out);
+  create_out_folder(cfg.out);  // a clear error when --out is a file
   std::vector<BatchStatsRun> runs;
   std::vector<Series> var_cmp, grad_cmp;
   for (const auto& n : cfg.norms) {

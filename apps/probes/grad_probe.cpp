@@ -9,6 +9,7 @@
 #include "report/markdown_table.h"
 #include "report/metrics_log.h"
 #include "report/plot_svg.h"
+#include "engine/run_folder.h"
 #include "engine/trainer.h"
 #include "nn/norm/theory.h"
 #include "probes/probe_common.h"
@@ -61,6 +62,32 @@ json probe_record(int64_t step, double loss, const ProbeStats& s) {
 }
 
 namespace {
+// A norm slot: the last part of the dotted name holds "norm" (norm, norm0, stem_norm, self_attn_layer_norm).
+bool is_norm_slot(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  return (dot == std::string::npos ? name : name.substr(dot + 1)).find("norm") != std::string::npos;
+}
+}  // namespace
+
+nl::Module& find_grad_probe_layer(nl::Module& model, const std::string& layer) {
+  nl::Module& m = find_probe_layer(
+      model, layer,
+      [](const std::string& n, const nl::Module&) { return n.size() >= 4 && n.compare(n.size() - 4, 4, "norm") == 0; },
+      "grad probe", "named *norm");
+  if (!layer.empty() && !is_norm_slot(layer)) {
+    std::string norms;
+    for (const auto& [n, mod] : model.named_modules())
+      if (!n.empty() && is_norm_slot(n)) norms += (norms.empty() ? "" : ", ") + n;
+    throw std::invalid_argument(
+        "grad probe: --layer " + layer + " is a " + m.type_name() +
+        ", not a norm layer: the probe compares the gradient at a norm's output with the one at its input, row by "
+        "row, which needs a layer whose output has its input's shape; --layer takes " +
+        (norms.empty() ? std::string("a norm layer, and this model has none") : "one of: " + norms));
+  }
+  return m;
+}
+
+namespace {
 ProbeRun probe_one(Task& task, json settings, const ProbeConfig& cfg, const std::string& norm) {
   settings = probe_run_settings(std::move(settings), norm, cfg.steps, cfg.out);
   task.setup(settings);
@@ -81,10 +108,7 @@ ProbeRun probe_one(Task& task, json settings, const ProbeConfig& cfg, const std:
     in = out = Variable();  // release the step's activations
   };
   Trainer trainer(task, settings, hooks);
-  nl::Module& layer = find_probe_layer(
-      trainer.model(), cfg.layer,
-      [](const std::string& n, const nl::Module&) { return n.size() >= 4 && n.compare(n.size() - 4, 4, "norm") == 0; },
-      "grad probe", "named *norm");
+  nl::Module& layer = find_grad_probe_layer(trainer.model(), cfg.layer);
   layer.register_forward_hook([&](nl::Module&, const std::vector<Variable>& inputs, const Variable& output) {
     if (!nl::grad_enabled() || !output.requires_grad()) return;  // evaluation passes
     in = inputs.at(0);
@@ -112,7 +136,7 @@ std::vector<ProbeRun> run_grad_probe(Task& task, const json& settings, const Pro
   for (const auto& n : cfg.norms) nl::theory::require_variant(n);
   if (cfg.norms.empty()) throw std::invalid_argument("grad probe: no norm given");
   if (cfg.steps < 1) throw std::invalid_argument("--steps must be at least 1, got " + std::to_string(cfg.steps));
-  std::filesystem::create_directories(cfg.out);
+  create_out_folder(cfg.out);  // a clear error when --out is a file
   std::vector<ProbeRun> runs;
   std::vector<Series> cmp;
   for (const auto& n : cfg.norms) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/task.h"
+#include "nn/module.h"
 #include "tensor/tensor.h"
 
 namespace nlapp {
@@ -48,10 +49,17 @@ struct ProbeRun {
   std::filesystem::path jsonl, svg;
 };
 
+/// The module `run_grad_probe` watches in `model`: the one named `layer` (dotted), or with `layer` empty
+/// the first whose name ends in "norm". Throws std::invalid_argument listing the module names when none
+/// matches, or, when `layer` names a module that is not a norm layer (the last part of its name holds no
+/// "norm", e.g. fc1), naming it, its type and the norm layers that can be probed.
+nl::Module& find_grad_probe_layer(nl::Module& model, const std::string& layer);
+
 /// Trains one fresh model per variant for cfg.steps updates with the task's `settings` (same seed,
 /// same batches; settings["norm"] is replaced by each variant; no checkpoints) and writes the files
 /// above. Stops a variant early (keeping its records) if the loss becomes non-finite. Throws
-/// std::invalid_argument on an unknown norm or layer, steps < 1, a layer whose input is not [N, H];
+/// std::invalid_argument on an unknown norm or layer, a layer that is not a norm (find_grad_probe_layer),
+/// steps < 1, a layer whose input is not [N, H];
 /// std::runtime_error on I/O failure.
 std::vector<ProbeRun> run_grad_probe(Task& task, const nlohmann::json& settings, const ProbeConfig& cfg);
 

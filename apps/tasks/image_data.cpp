@@ -6,6 +6,7 @@
 #include "autograd/functions.h"
 #include "data/cifar10.h"
 #include "data/image_ops.h"
+#include "engine/run_folder.h"
 #include "report/atomic_file.h"
 
 namespace nlapp {
@@ -60,6 +61,7 @@ ImageData load_image_data(const json& s) {
   if (ds == "mnist") {
     nl::MnistLikeOptions o;
     o.valid_size = valid_size;
+    o.valid_size_flag = "--valid-size";
     o.rows = o.cols = 0;  // any size (MNIST and Fashion-MNIST are 28×28)
     nl::MnistLikeSplits m = nl::load_mnist_like(dir, o);
     d.train = m.train;
@@ -120,7 +122,7 @@ ImageData load_image_data(const json& s) {
 }
 
 void write_image_data_record(const ImageData& data, const fs::path& out) {
-  fs::create_directories(out);
+  create_out_folder(out);  // a clear error when --out is a file
   write_file_atomic(out / "data.json", data.record.dump() + "\n");
 }
 

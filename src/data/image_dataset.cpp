@@ -100,10 +100,18 @@ MnistLikeSplits load_mnist_like(const fs::path& dir, const MnistLikeOptions& o) 
   MnistLikeSplits s;
   s.test = load(paths[2], paths[3], "test");
   const int64_t n = full.size();
-  if (o.valid_size < 0 || o.valid_size >= n)
-    throw std::invalid_argument("load_mnist_like: valid_size " + std::to_string(o.valid_size) +
-                                " must be in [0, " + std::to_string(n) + ") for a training file of " +
-                                std::to_string(n) + " images");
+  if (o.valid_size < 0)
+    throw std::invalid_argument("load_mnist_like: valid_size must be >= 0, got " + std::to_string(o.valid_size));
+  if (o.valid_size >= n) {
+    const std::string full_set = "--data with a full training set (MNIST and Fashion-MNIST hold 60000 images)";
+    throw std::invalid_argument(
+        "data folder '" + dir.string() + "': " + paths[0].filename().string() + " holds " + std::to_string(n) +
+        " training images, too few to hold out " + std::to_string(o.valid_size) +
+        " for validation (valid_size " + std::to_string(o.valid_size) + " must be in [0, " + std::to_string(n) + ")); " +
+        (o.valid_size_flag.empty() ? "this command holds out a fixed " + std::to_string(o.valid_size) + ": pass " + full_set
+         : n > 1                   ? "pass " + o.valid_size_flag + " below " + std::to_string(n) + " or " + full_set
+                                   : "pass " + full_set));
+  }
   s.train = rows(full, 0, n - o.valid_size, "train");
   s.valid = rows(full, n - o.valid_size, n, "valid");
   return s;

@@ -31,6 +31,9 @@ struct MnistLikeOptions {
   int num_classes = 10;
   int64_t rows = 28;  ///< required image height (MnistCnn's input); 0 accepts any (train and test must agree)
   int64_t cols = 28;  ///< required image width; 0 accepts any
+  /// The command-line flag that sets valid_size (e.g. "--valid-size"), suggested as the fix when
+  /// valid_size does not fit the training file; empty: the command holds out a fixed number.
+  std::string valid_size_flag = "";
 };
 
 /// The three splits.
@@ -47,7 +50,9 @@ std::vector<std::string> mnist_like_files();
 /// valid_size) and test. Throws std::runtime_error for a missing folder or file (listing the expected
 /// file names and suggesting "install the Debian package dataset-fashion-mnist or pass --data DIR"),
 /// any IDX error (see read_idx_images), images of another size than opts.rows × opts.cols (or, with 0,
-/// train and test images of different sizes), image/label count mismatches, or valid_size out of range.
+/// train and test images of different sizes), image/label count mismatches, or (std::invalid_argument)
+/// valid_size out of [0, N): that message names the folder, its training file and N, and the fix (a
+/// full training set, or a smaller opts.valid_size_flag when one is given).
 MnistLikeSplits load_mnist_like(const std::filesystem::path& dir, const MnistLikeOptions& opts = {});
 
 /// Permutation of 0..n-1 reproducible on every platform: Fisher–Yates driven by raw outputs of

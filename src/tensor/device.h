@@ -19,7 +19,9 @@ struct Device {
   std::string str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 };
 
-/// Parses "cpu", "cuda", "cuda:N"; throws std::invalid_argument on anything else.
+/// Parses "cpu", "cuda", "cuda:N" (N: decimal digits only). Throws std::invalid_argument "invalid device
+/// 'cuda:-1': a CUDA device index cannot be negative ..." on a negative index, and "unknown device '...'
+/// (use cpu, cuda or cuda:N ...)" on anything else (e.g. "gpu", "cuda:x", "cuda:1x").
 Device parse_device(const std::string& s);
 
 }  // namespace nl

@@ -85,12 +85,15 @@ Device parse_device(const std::string& s) {
   if (s == "cpu") return Device::cpu();
   if (s == "cuda") return Device::cuda(0);
   if (s.rfind("cuda:", 0) == 0) {
-    try {
-      return Device::cuda(std::stoi(s.substr(5)));
-    } catch (...) {
-    }
+    const std::string n = s.substr(5);
+    if (!n.empty() && n[0] == '-')
+      throw std::invalid_argument("invalid device '" + s + "': a CUDA device index cannot be negative; use cuda:N with "
+                                  "N = 0, 1, ... (cuda is cuda:0)");
+    // Digits only: std::stoi alone would take "1x" as 1 and "+1" as 1.
+    if (!n.empty() && n.size() <= 9 && n.find_first_not_of("0123456789") == std::string::npos)
+      return Device::cuda(std::stoi(n));
   }
-  throw std::invalid_argument("unknown device '" + s + "' (use cpu, cuda or cuda:N)");
+  throw std::invalid_argument("unknown device '" + s + "' (use cpu, cuda or cuda:N with N = 0, 1, ...)");
 }
 
 }  // namespace nl

@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "cli_util.h"
+#include "tensor/device.h"
 #include "test_paths.h"
 
 using Catch::Contains;
@@ -30,6 +31,19 @@ TEST_CASE("device option: a bad device name or a missing GPU stops before the co
   auto [rc3, out3] = run_cli("--device cuda:99 train mnist");
   CHECK(rc3 == 1);
   CHECK_THAT(out3, Contains("no CUDA device") || Contains("cuda:99 does not exist"));
+}
+
+TEST_CASE("device option: a negative or malformed CUDA index is refused by the device parser", "[backend][cli]") {
+  CHECK_THROWS_WITH(nl::parse_device("cuda:-1"),
+                    Contains("invalid device 'cuda:-1': a CUDA device index cannot be negative") && Contains("cuda:N"));
+  for (const char* bad : {"cuda:", "cuda:x", "cuda:1x", "cuda:+1", "cuda: 1", "cpu:1"})
+    CHECK_THROWS_WITH(nl::parse_device(bad), Contains(std::string("unknown device '") + bad + "'"));
+  CHECK(nl::parse_device("cuda:3") == nl::Device::cuda(3));
+  CHECK(nl::parse_device("cuda") == nl::Device::cuda(0));
+  CHECK(nl::parse_device("cpu").is_cpu());
+  auto [rc, out] = run_cli("--device cuda:-1 train mnist");
+  CHECK(rc == 1);
+  CHECK_THAT(out, Contains("a CUDA device index cannot be negative"));
 }
 
 TEST_CASE("device option: the run records the device it trained on", "[backend][cli]") {

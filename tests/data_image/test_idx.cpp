@@ -141,6 +141,23 @@ TEST_CASE("idx: normalisation option and custom validation size", "[data][idx]")
   CHECK_THROWS_WITH(load_mnist_like(d.path, MnistLikeOptions{.valid_size = 10}), Contains("valid_size 10 must be in [0, 10)"));
 }
 
+TEST_CASE("idx: a training file too small for valid_size names the folder, its image count and the fix", "[data][idx]") {
+  TempDir d;
+  write_gz(d.path / "train-images-idx3-ubyte.gz", idx3(10, 28, 28, 51));
+  write_gz(d.path / "train-labels-idx1-ubyte.gz", idx1({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  write_gz(d.path / "t10k-images-idx3-ubyte.gz", idx3(2, 28, 28, 255));
+  write_gz(d.path / "t10k-labels-idx1-ubyte.gz", idx1({3, 4}));
+  // `train mnist` holds out a fixed 5000 (no flag): the fix is a full training set.
+  CHECK_THROWS_WITH(load_mnist_like(d.path),
+                    Contains("data folder '" + d.path.string() + "': train-images-idx3-ubyte.gz holds 10 training images") &&
+                        Contains("too few to hold out 5000 for validation") &&
+                        Contains("holds out a fixed 5000: pass --data with a full training set"));
+  // Image tasks set valid_size with --valid-size: that flag is suggested too.
+  CHECK_THROWS_WITH(load_mnist_like(d.path, MnistLikeOptions{.valid_size = 5000, .valid_size_flag = "--valid-size"}),
+                    Contains("pass --valid-size below 10 or --data with a full training set"));
+  CHECK_THROWS_WITH(load_mnist_like(d.path, MnistLikeOptions{.valid_size = -1}), Contains("valid_size must be >= 0"));
+}
+
 TEST_CASE("idx: truncated, corrupt, wrong-magic and out-of-range files give clear errors", "[data][idx]") {
   TempDir d;
   const fs::path p = d.path / "x-idx3-ubyte";

@@ -76,3 +76,24 @@ TEST_CASE("sentencepiece: train BPE and unigram on real sentences, encode/decode
   }
   CHECK_THROWS_WITH(SentencePieceModel(t.path / "missing.model"), Catch::Contains("not found"));
 }
+
+TEST_CASE("sentencepiece: a bad vocabulary size names the size, the text and the fix, not spm's source lines",
+          "[data][spm][errors]") {
+  const std::vector<std::string> train = {"a small sentence", "another one here"};
+  nltest::TempDir t("spm_bad_size");
+  for (std::string type : {"bpe", "unigram"}) {
+    SentencePieceOptions o;
+    o.model_type = type;
+    o.source = "tst2012.en + tst2012.vi";
+    o.vocab_size = 0;
+    CHECK_THROWS_WITH(train_sentencepiece(train, t.path / "m.model", o),
+                      Catch::Contains("SentencePiece could not train a vocabulary of 0 on tst2012.en + tst2012.vi: ") &&
+                          Catch::Contains("pass a larger --vocab-size"));
+    o.vocab_size = 20;  // below the characters + 256 byte pieces + specials this text needs
+    CHECK_THROWS_WITH(train_sentencepiece(train, t.path / "m.model", o),
+                      Catch::Contains("SentencePiece could not train a vocabulary of 20 on tst2012.en + tst2012.vi: ") &&
+                          Catch::Contains("--vocab-size 20 is too small") && Catch::Contains("try a larger --vocab-size"));
+    CHECK_THROWS_WITH(train_sentencepiece(train, t.path / "m.model", o), !Catch::Contains("trainer_interface.cc"));
+    CHECK_FALSE(std::filesystem::exists(t.path / "m.model"));
+  }
+}

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "data/text/dictionary.h"
+#include "data/text/classification.h"
 #include "data/text/line_reader.h"
+#include "data/text/prepare.h"
 #include "data/text/sentencepiece_model.h"
 #include "data/text/token_dataset.h"
 #include "data_text/temp_dir.h"
@@ -79,6 +81,36 @@ TEST_CASE("normlab data prepare: bad input exits 1 with a clear message", "[data
   CHECK(run("data prepare iwslt15 --data '" + (t.path / "iw").string() + "' --out '" + (t.path / "o").string() + "'", t.path / "log") == 1);
   m = slurp(t.path / "log");
   CHECK(m.find("tst2012.en has 2 lines") != std::string::npos);
+}
+
+TEST_CASE("normlab data prepare: absurd dictionary and split flags exit 1 naming the flag", "[data][prepare][errors]") {
+  nltest::TempDir t("prep_flags");
+  // Before: --padding-factor 1e9 padded the dictionary for minutes (a hang), the others were accepted.
+  for (const std::string flag : {"--padding-factor 1000000000", "--padding-factor 0", "--threshold -1", "--nwords 2",
+                                 "--vocab-size 0", "--seed -1"}) {
+    INFO(flag);
+    CHECK(run("data prepare sst5 --data '" + t.path.string() + "' --out '" + (t.path / "o").string() + "' " + flag,
+              t.path / "log") != 0);
+    CHECK(slurp(t.path / "log").find(flag.substr(0, flag.find(' '))) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(t.path / "o"));
+  }
+}
+
+TEST_CASE("data prepare rt: too few lines name both files, their line counts and the fix", "[data][prepare][errors]") {
+  using Catch::Matchers::Contains;
+  nltest::TempDir t("prep_rt_short");
+  const auto pos = t.write("rt-polarity.pos", "a fine film\nanother good one\nwell made\n");
+  const auto neg = t.write("rt-polarity.neg", "");  // emptied
+  nl::data::PrepareOptions o;
+  o.data_dir = t.path;
+  o.out_dir = t.path / "out";
+  CHECK_THROWS_WITH(nl::data::prepare_task("rt", o),
+                    Contains(pos.string() + " has 3 lines and " + neg.string() + " is empty") &&
+                        Contains("too few for the fixed 8608/964/1089 train/valid/test split (10661") &&
+                        Contains("restore the data set"));
+  CHECK_FALSE(std::filesystem::exists(t.path / "out"));
+  CHECK_THROWS_WITH(nl::data::random_split(5331, 8608, 964, 1089, 1),
+                    Contains("split needs 10661 examples, but there are only 5331"));
 }
 
 TEST_CASE("normlab data prepare multi30k: spm model + dict + binaries decode back to the raw text",

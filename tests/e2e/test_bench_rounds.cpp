@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "common/cli_common.h"
 
 namespace fs = std::filesystem;
 using nltest::run_cli;
@@ -76,4 +77,19 @@ TEST_CASE("bench --rounds above --steps is a clear error", "[e2e][bench]") {
   auto [rc, text] = run_cli("bench lnnet --config capacity-cpu --threads 1 --steps 2 --rounds 3 --no-pytorch");
   CHECK(rc != 0);
   CHECK_THAT(text, Contains("--rounds 3 is more than the 2 timed steps"));
+}
+
+TEST_CASE("bench --python that cannot be run is an error naming the path and the fix", "[e2e][bench]") {
+  // It exited 0 with a dash in the PyTorch column and "install it with: scripts/install-deps.sh --bench".
+  CHECK_THROWS_WITH(nlapp::check_python_interpreter("/nonexistent"),
+                    Contains("--python /nonexistent cannot be run (no such file)") && Contains("--no-pytorch"));
+  CHECK_THROWS_WITH(nlapp::check_python_interpreter(fs::temp_directory_path().string()), Contains("it is a folder"));
+  CHECK_THROWS_WITH(nlapp::check_python_interpreter("no-such-python-normlab"), Contains("not found on PATH"));
+  CHECK_NOTHROW(nlapp::check_python_interpreter("sh"));  // on PATH, as the shell that runs the twin finds it
+  auto [rc, text] = run_cli("bench mnist --threads 1 --steps 1 --warmup 0 --profile-steps 1 --python /nonexistent");
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("--python /nonexistent cannot be run") && !Contains("normlab median"));
+  // --no-pytorch does not look at --python.
+  std::tie(rc, text) = run_cli("bench mnist --threads 1 --steps 1 --warmup 0 --profile-steps 1 --no-pytorch --python /nonexistent");
+  CHECK(rc == 0);
 }

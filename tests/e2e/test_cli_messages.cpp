@@ -11,6 +11,7 @@
 #include "data_text/temp_dir.h"
 #include "common/output_listing.h"
 #include "engine/task.h"
+#include "tasks/cls/cls_corpus.h"
 #include "tasks/mnist.h"
 #include "tasks/mt/mt_corpus.h"
 #include "test_paths.h"
@@ -115,6 +116,30 @@ TEST_CASE("mt corpus: the hint for a folder of another task never proposes overw
     CHECK_THAT(m, !Contains("--out " + dir.string() + "`"));
     CHECK_THAT(m, Contains("--out " + (dir.parent_path() / "multi30k").string()));
   }
+}
+
+TEST_CASE("cls and mt corpora: raw data passed as --data gets a prepare command with a separate --out",
+          "[cli][errors]") {
+  // `train cls --data ../shared/data/sst5` suggested `data prepare sst5 ... --out ../shared/data/sst5`,
+  // which would write into the raw data folder.
+  const nltest::TempDir t("climsg_raw");
+  const fs::path sst = t.path / "sst5", m30k = t.path / "multi30k";
+  fs::create_directories(sst);
+  std::ofstream(sst / "train.txt") << "(3 (2 a) (3 good))\n";
+  CHECK_THROWS_WITH(nlapp::ClsCorpus::load(sst),
+                    Contains("'" + sst.string() + "' holds the raw sst5 files, not prepared data") &&
+                        Contains("`normlab data prepare sst5 --data " + sst.string() + " --out data-bin/sst5`") &&
+                        Contains("then pass --data data-bin/sst5") && !Contains("--out " + sst.string()));
+  fs::create_directories(m30k / "raw");
+  std::ofstream(m30k / "raw" / "train.en.gz") << "";
+  CHECK_THROWS_WITH(nlapp::MtCorpus::load(m30k),
+                    Contains("holds the raw multi30k files, not a prepared corpus") &&
+                        Contains("--data " + m30k.string() + " --out data-bin/multi30k`") &&
+                        !Contains("--out " + m30k.string()));
+  // A folder of other files whose sibling name is taken (here by raw data): data-bin, never the sibling.
+  CHECK_THROWS_WITH(nlapp::MtCorpus::load(sst), Contains("holds other files, not a translation corpus") &&
+                                                    Contains("--out data-bin/multi30k`") &&
+                                                    !Contains("--out " + m30k.string()));
 }
 
 TEST_CASE("labels: a metric that names its split is not prefixed again", "[cli]") {

@@ -125,6 +125,22 @@ TEST_CASE("lm: missing data is a clear error", "[lm]") {
   fs::remove_all(tmp);
 }
 
+TEST_CASE("lm: an empty or too small input.txt names the file, its size and the size needed", "[lm]") {
+  const fs::path tmp = nltest::temp_dir("lm-small-input");
+  fs::create_directories(tmp);
+  std::ofstream(tmp / "input.txt").close();  // empty
+  CHECK_THROWS_WITH(nlapp::load_lm_corpus("tinyshakespeare", tmp),
+                    Contains((tmp / "input.txt").string() + " is empty (0 bytes)") &&
+                        Contains("90/5/5 % train/valid/test split needs at least 31 bytes") &&
+                        Contains("restore the full file"));
+  std::ofstream(tmp / "input.txt") << "tiny";
+  CHECK_THROWS_WITH(nlapp::load_lm_corpus("tinyshakespeare", tmp), Contains("has only 4 bytes"));
+  CHECK_THROWS_WITH(nlapp::byte_corpus("abc", 0, 2), Contains("do not fit a text of 3 bytes"));
+  std::ofstream(tmp / "input.txt") << std::string(31, 'a');
+  CHECK(nlapp::load_lm_corpus("tinyshakespeare", tmp).test.size() == 2);
+  fs::remove_all(tmp);
+}
+
 namespace {
 // Trains `config` (apps/configs/lm/) scaled down by `flags` for `updates` Adam updates through the
 // task's own batches and loss (the memory carried as in training), without the evaluations of a full

@@ -1,6 +1,11 @@
 // Settings schema: strict parsing, ranges stated in words, config files checked key by key.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "engine/options.h"
 
 using namespace nlapp;
@@ -50,4 +55,20 @@ TEST_CASE("options: config files are checked key by key, flags override them", "
   CHECK(r["norm"] == "layernorm");
   CHECK(describe_range(*s.find("max_update")) == "a whole number from 0 to 1000000");
   CHECK(flag_of("validate_interval_updates") == "--validate-interval-updates");
+}
+
+TEST_CASE("options: a --config that is not valid JSON or is a folder says so, naming the path", "[engine][options]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("normlab-options-config-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "folder.json");
+  const std::string bad = (dir / "bad.json").string();
+  std::ofstream(bad) << "{\"lr\": 0.1,\n";
+  CHECK_THROWS_WITH(read_json_file(bad), Contains(bad + " is not valid JSON (line 2, column 1: syntax error") &&
+                                             !Contains("json.exception"));
+  CHECK_THROWS_WITH(find_config("mnist", dir.string()), Contains(dir.string() + " is a folder, not a config file"));
+  CHECK_THROWS_WITH(find_config("mnist", (dir / "folder.json").string()), Contains("is a folder, not a config file"));
+  CHECK_THROWS_WITH(read_json_file(dir.string()), Contains(dir.string() + " is a folder, not a config file"));
+  CHECK_THROWS_WITH(find_config("mnist", (dir / "absent.json").string()), Contains("absent.json' not found"));
+  fs::remove_all(dir);
 }

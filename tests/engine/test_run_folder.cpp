@@ -46,3 +46,18 @@ TEST_CASE("run folder: pruning keeps the newest checkpoints of one kind", "[engi
   CHECK(names().count("checkpoint_2_200.safetensors") == 1);
   CHECK(names().count("checkpoint_best.safetensors") == 1);
 }
+
+TEST_CASE("run folder: an --out that is a file says so and asks for another --out", "[engine][run-folder]") {
+  using Catch::Matchers::Contains;
+  const nltest::TempDir td("run-folder-file");
+  const fs::path file = td.write("results.txt", "not a folder");
+  CHECK_THROWS_WITH(create_out_folder(file),
+                    Contains("--out " + file.string() + " is a file, not a folder; choose another --out"));
+  CHECK_THROWS_WITH(RunFolderLock(file), Contains("is a file, not a folder") && !Contains("filesystem error"));
+  // A file as a parent of --out is named as well.
+  CHECK_THROWS_WITH(create_out_folder(file / "run"),
+                    Contains("--out " + (file / "run").string() + ": " + file.string() + " is a file, not a folder"));
+  create_out_folder(td.path / "a" / "b");
+  CHECK(fs::is_directory(td.path / "a" / "b"));
+  create_out_folder(td.path / "a" / "b");  // an existing folder is fine
+}

@@ -7,6 +7,7 @@
 
 #include "engine/task_registry.h"
 #include "engine/trainer.h"
+#include "nn/models/mnist_cnn.h"
 #include "probes/grad_probe.h"
 #include "report/metrics_log.h"
 #include "tasks/mnist.h"
@@ -66,4 +67,15 @@ TEST_CASE("grad probe: 5 steps of 2 variants on Fashion-MNIST", "[grad]") {
   CHECK(dn["dx_abs_mean"].get<double>() == Approx(dn["pred_abs_mean"].get<double>()).epsilon(1e-2));
   CHECK(fs::file_size(c.out / "mean-dx.svg") > 500);
   fs::remove_all(c.out);
+}
+
+TEST_CASE("grad probe: a --layer that is not a norm names it, its type and the layers that can be probed", "[grad]") {
+  using Catch::Matchers::Contains;
+  nl::MnistCnn model(nl::MnistCnnConfig{});  // conv1, conv2, fc1, norm, fc2
+  CHECK(&find_grad_probe_layer(model, "") == &find_grad_probe_layer(model, "norm"));
+  CHECK_THROWS_WITH(find_grad_probe_layer(model, "fc1"),
+                    Contains("grad probe: --layer fc1 is a Linear, not a norm layer") &&
+                        Contains("needs a layer whose output has its input's shape") &&
+                        Contains("--layer takes one of: norm"));
+  CHECK_THROWS_WITH(find_grad_probe_layer(model, "nosuch"), Contains("no module 'nosuch'"));
 }

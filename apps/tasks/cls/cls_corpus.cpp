@@ -25,10 +25,44 @@ std::string cls_prepare_command(const std::string& name, const fs::path& dir) {
 
 namespace {
 
-// The data set a folder is meant to hold, guessed from its name, for the hint of a missing folder.
+// The raw data set a folder holds ("sst5" or "rt": the files `data prepare` reads), or "".
+std::string raw_name(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "rt-polarity.pos", ec) || fs::exists(dir / "utf8" / "rt-polarity.pos", ec)) return "rt";
+  if (fs::exists(dir / "train.sentences.txt", ec) || fs::exists(dir / "train.txt", ec)) return "sst5";
+  return "";
+}
+
+// The data set a folder is meant to hold: its raw files', else guessed from its name.
 std::string guess_name(const fs::path& dir) {
+  if (const std::string raw = raw_name(dir); !raw.empty()) return raw;
   const std::string f = dir.filename().string();
   return f.find("rt") != std::string::npos ? "rt" : "sst5";
+}
+
+// A folder for a new prepared copy of `name` other than `dir`: data-bin/<name> (as docs/data.md), or
+// data-bin/<name>-prepared if that is `dir`.
+fs::path fresh_out(const fs::path& dir, const std::string& name) {
+  std::error_code ec;
+  const fs::path bin = fs::path("data-bin") / name;
+  return fs::weakly_canonical(bin, ec) == fs::weakly_canonical(dir, ec) ? fs::path("data-bin") / (name + "-prepared") : bin;
+}
+
+// The fix for a folder without summary.json. A folder that holds other files (the raw data set, or
+// anything else) is never proposed as the --out of `data prepare`: that would write into it.
+std::string missing_summary_hint(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec))
+    return "prepare it with " + cls_prepare_command(guess_name(dir), dir) + ", or pass --data with a prepared folder";
+  if (const std::string raw = raw_name(dir); !raw.empty()) {
+    const fs::path out = fresh_out(dir, raw);
+    return "'" + dir.string() + "' holds the raw " + raw + " files, not prepared data: prepare them into a folder of " +
+           "their own with `normlab data prepare " + raw + " --data " + dir.string() + " --out " + out.string() +
+           "`, then pass --data " + out.string();
+  }
+  const std::string name = guess_name(dir);
+  return "'" + dir.string() + "' holds other files, not prepared classification data; prepare one with " +
+         cls_prepare_command(name, fresh_out(dir, name)) + ", or pass --data with a prepared folder";
 }
 
 // The dictionary with lowercased symbols (counts of merged symbols summed) and the map old id -> new id.
@@ -49,8 +83,7 @@ std::shared_ptr<ClsCorpus> ClsCorpus::load(const fs::path& dir) {
   const fs::path summary = dir / "summary.json";
   if (!fs::exists(summary))
     throw std::runtime_error("no prepared classification data in '" + dir.string() + "' (" +
-                             summary.filename().string() + " missing): prepare it with " +
-                             cls_prepare_command(guess_name(dir), dir) + ", or pass --data with a prepared folder");
+                             summary.filename().string() + " missing): " + missing_summary_hint(dir));
   nlohmann::json s;
   try {
     std::ifstream f(summary);

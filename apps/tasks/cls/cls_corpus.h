@@ -28,7 +28,9 @@ class ClsCorpus {
  public:
   /// Reads DIR (see the file comment). Throws std::runtime_error naming the missing or malformed file
   /// and the `normlab data prepare sst5|rt` command that writes it, or saying that the folder holds a
-  /// data set of another task.
+  /// data set of another task. For a folder without summary.json that holds other files (e.g. the raw
+  /// SST-5 or RT files) the suggested `data prepare --out` is a separate folder (data-bin/<name>), never
+  /// DIR itself.
   static std::shared_ptr<ClsCorpus> load(const std::filesystem::path& dir);
 
   std::filesystem::path dir;

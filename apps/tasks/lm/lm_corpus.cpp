@@ -52,7 +52,9 @@ LmCorpus load_ptb(const fs::path& dir) {
 
 LmCorpus byte_corpus(const std::string& bytes, int64_t a, int64_t b) {
   const int64_t n = (int64_t)bytes.size();
-  if (!(0 < a && a <= b && b <= n)) throw std::invalid_argument("byte_corpus: bad split points");
+  if (!(0 < a && a <= b && b <= n))
+    throw std::invalid_argument("byte_corpus: split points " + std::to_string(a) + ", " + std::to_string(b) +
+                                " do not fit a text of " + std::to_string(n) + " bytes (need 0 < a <= b <= n)");
   std::array<int32_t, 256> id{};
   for (int64_t i = 0; i < a; ++i) id[(unsigned char)bytes[(size_t)i]] = 1;
   int32_t next = 1;  // 0 = <unk>
@@ -75,9 +77,11 @@ LmCorpus byte_corpus(const std::string& bytes, int64_t a, int64_t b) {
 LmCorpus load_lm_corpus(const std::string& dataset, const fs::path& path) {
   if (dataset == "ptb") return load_ptb(path);
   if (dataset == "tinyshakespeare") {
-    const std::string text = nl::data::read_text(need(
-        path / "input.txt", "pass --data with the folder of karpathy's tinyshakespeare input.txt (../shared/data/tinyshakespeare)"));
-    const auto sp = nl::data::contiguous_split((int64_t)text.size(), 900, 50);
+    const fs::path file = need(path / "input.txt",
+                               "pass --data with the folder of karpathy's tinyshakespeare input.txt (../shared/data/tinyshakespeare)");
+    const std::string text = nl::data::read_text(file);
+    // Throws naming the file when it is empty or too small for the 90/5/5 split.
+    const auto sp = nl::data::contiguous_split((int64_t)text.size(), 900, 50, file.string(), "bytes");
     LmCorpus c = byte_corpus(text, sp.train_end, sp.valid_end);
     c.dataset = dataset;
     c.source = path;

@@ -31,11 +31,14 @@ const std::vector<std::string>& lm_dataset_names();
 
 /// Loads `dataset` from `path` (a folder; for enwik8 the file itself or a folder holding `enwik8`).
 /// Throws std::runtime_error naming the missing file and where to get it, or std::invalid_argument on
-/// an unknown dataset or an enwik8 file too small for the 5M/5M valid/test split.
+/// an unknown dataset, a tinyshakespeare input.txt that is empty or too small for its 90/5/5 split
+/// (naming the file, its size and the size needed), or an enwik8 file too small for the 5M/5M
+/// valid/test split.
 LmCorpus load_lm_corpus(const std::string& dataset, const std::filesystem::path& path);
 
 /// Byte-level corpus from the bytes of one text and the split points [0, a), [a, b), [b, n): the
-/// vocabulary comes from the train part (see the file comment). Exposed for tests.
+/// vocabulary comes from the train part (see the file comment). Exposed for tests. Throws
+/// std::invalid_argument unless 0 < a <= b <= bytes.size().
 LmCorpus byte_corpus(const std::string& bytes, int64_t a, int64_t b);
 
 }  // namespace nlapp

@@ -13,11 +13,37 @@ namespace nlapp {
 namespace fs = std::filesystem;
 
 namespace {
+// The raw translation data set a folder holds (the files `data prepare` reads), or "".
+std::string raw_task(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "raw" / "train.en.gz", ec) || fs::exists(dir / "tok" / "train.lc.norm.tok.en", ec)) return "multi30k";
+  if (fs::exists(dir / "bpe" / "valid.de", ec)) return "iwslt14";
+  if (fs::exists(dir / "tst2012.en", ec)) return "iwslt15";
+  return "";
+}
+
 // The fix for a folder that holds no (complete) translation corpus. A `foreign` folder (one that holds
-// other files, e.g. another task's prepared data such as data-bin/sst5) is never proposed as the --out
-// of a new corpus: that would overwrite it.
+// other files: the raw data set, or another task's prepared data such as data-bin/sst5) is never
+// proposed as the --out of a new corpus: that would write into it.
 std::string prepare_hint(const fs::path& dir, bool foreign = false) {
-  const fs::path out = foreign ? dir.parent_path() / "multi30k" : dir;
+  std::error_code ec;
+  const auto same = [&](const fs::path& a) { return fs::weakly_canonical(a, ec) == fs::weakly_canonical(dir, ec); };
+  if (foreign) {
+    if (const std::string raw = raw_task(dir); !raw.empty()) {
+      const fs::path out = same(fs::path("data-bin") / raw) ? fs::path("data-bin") / (raw + "-prepared") : fs::path("data-bin") / raw;
+      return "'" + dir.string() + "' holds the raw " + raw + " files, not a prepared corpus: prepare them into a " +
+             "folder of their own with `normlab data prepare " + raw + " --data " + dir.string() + " --out " +
+             out.string() + "`, then pass --data " + out.string();
+    }
+  }
+  // A new folder beside a foreign one when that name is free (it may be raw data's sibling only if it
+  // does not exist yet), else data-bin/multi30k.
+  fs::path out = dir;
+  if (foreign) {
+    out = dir.parent_path() / "multi30k";
+    if (dir.parent_path().empty() || same(out) || fs::exists(out, ec)) out = fs::path("data-bin") / "multi30k";
+    if (same(out)) out = fs::path("data-bin") / "multi30k-prepared";
+  }
   return std::string(foreign ? "'" + dir.string() + "' holds other files, not a translation corpus; " : "") +
          "prepare one with `normlab data prepare multi30k --data ../shared/data/multi30k --out " + out.string() +
          "` (or iwslt14 / iwslt15), or pass --data with a prepared folder";

@@ -26,7 +26,8 @@ class MtCorpus {
  public:
   /// Reads DIR/summary.json, the two dictionaries, the SentencePiece model (if any) and every split whose
   /// files exist. Throws std::runtime_error naming the missing file and the `normlab data prepare`
-  /// command that writes it.
+  /// command that writes it; for a folder that holds other files (e.g. the raw data set) that command's
+  /// --out is a separate folder (data-bin/<task>, or a free sibling), never DIR itself.
   static std::shared_ptr<MtCorpus> load(const std::filesystem::path& dir);
 
   std::filesystem::path dir;

@@ -139,9 +139,14 @@ LabelledSentences read_rt_polarity(const std::filesystem::path& pos_path, const 
 }
 
 SplitIds random_split(int64_t n, int64_t n_train, int64_t n_valid, int64_t n_test, uint64_t seed) {
-  if (n_train < 0 || n_valid < 0 || n_test < 0 || n_train + n_valid + n_test > n)
+  if (n_train < 0 || n_valid < 0 || n_test < 0)
     throw std::invalid_argument("random_split: sizes " + std::to_string(n_train) + "/" + std::to_string(n_valid) +
-                                "/" + std::to_string(n_test) + " do not fit in " + std::to_string(n) + " examples");
+                                "/" + std::to_string(n_test) + " must not be negative");
+  if (n_train + n_valid + n_test > n)
+    throw std::invalid_argument("random_split: a " + std::to_string(n_train) + "/" + std::to_string(n_valid) + "/" +
+                                std::to_string(n_test) + " train/valid/test split needs " +
+                                std::to_string(n_train + n_valid + n_test) + " examples, but there are only " +
+                                std::to_string(n));
   auto p = seeded_permutation(n, seed);
   SplitIds s;
   auto take = [&](std::vector<int64_t>& dst, int64_t from, int64_t to) {

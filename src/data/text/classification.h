@@ -51,7 +51,8 @@ struct SplitIds {
 
 /// Random split of `n` examples: seeded_permutation(n, seed) (mt19937_64 + Fisher-Yates, shuffle.h), the
 /// first n_train ids are train, the next n_valid valid, the next n_test test, the rest unused; each part
-/// sorted ascending. Throws std::invalid_argument if n_train + n_valid + n_test > n.
+/// sorted ascending. Throws std::invalid_argument on a negative size, or if n_train + n_valid + n_test > n
+/// (giving both numbers; callers that know the files check first and name them).
 SplitIds random_split(int64_t n, int64_t n_train, int64_t n_valid, int64_t n_test, uint64_t seed);
 
 }  // namespace nl::data

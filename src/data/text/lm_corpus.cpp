@@ -43,13 +43,36 @@ std::string char_symbol(const std::string& cp) {
   return cp;
 }
 
-ContiguousSplit contiguous_split(int64_t n, int64_t train_permille, int64_t valid_permille) {
+ContiguousSplit contiguous_split(int64_t n, int64_t train_permille, int64_t valid_permille, const std::string& what,
+                                 const std::string& unit) {
   if (train_permille <= 0 || valid_permille < 0 || train_permille + valid_permille > 1000)
     throw std::invalid_argument("contiguous_split: fractions must satisfy 0 < train and train + valid <= 1000 per mille");
-  ContiguousSplit s;
-  s.total = n;
-  s.train_end = n * train_permille / 1000;
-  s.valid_end = n * (train_permille + valid_permille) / 1000;
+  auto at = [&](int64_t m) {
+    ContiguousSplit s;
+    s.total = m;
+    s.train_end = m * train_permille / 1000;
+    s.valid_end = m * (train_permille + valid_permille) / 1000;
+    return s;
+  };
+  // Every part with a non-zero fraction needs 2 units: an evaluation stream scores n - 1 next-token pairs.
+  constexpr int64_t kMinPart = 2;
+  auto fits = [&](const ContiguousSplit& s) {
+    return s.train_end >= kMinPart && (valid_permille == 0 || s.valid_end - s.train_end >= kMinPart) &&
+           (train_permille + valid_permille == 1000 || s.total - s.valid_end >= kMinPart);
+  };
+  const ContiguousSplit s = at(n);
+  if (!fits(s)) {
+    int64_t need = 1;
+    while (!fits(at(need))) ++need;  // at most 2000 / the smallest non-zero per mille
+    auto pct = [](int64_t permille) {
+      return permille % 10 == 0 ? std::to_string(permille / 10) : std::to_string(permille / 10) + "." + std::to_string(permille % 10);
+    };
+    const std::string split = pct(train_permille) + "/" + pct(valid_permille) + "/" +
+                              pct(1000 - train_permille - valid_permille) + " % train/valid/test split";
+    throw std::invalid_argument(what + (n == 0 ? " is empty (0 " + unit + ")" : " has only " + std::to_string(n) + " " + unit) +
+                                ": its contiguous " + split + " needs at least " + std::to_string(need) + " " + unit +
+                                " (" + std::to_string(kMinPart) + " in each part); restore the full file");
+  }
   return s;
 }
 

@@ -31,7 +31,12 @@ std::string char_symbol(const std::string& code_point);
 struct ContiguousSplit {
   int64_t train_end = 0, valid_end = 0, total = 0;
 };
-/// Throws std::invalid_argument unless 0 < train_permille and train_permille + valid_permille <= 1000.
-ContiguousSplit contiguous_split(int64_t n, int64_t train_permille = 900, int64_t valid_permille = 50);
+/// `what` names the corpus in messages (its file) and `unit` what n counts ("characters", "bytes").
+/// Throws std::invalid_argument unless 0 < train_permille and train_permille + valid_permille <= 1000,
+/// and when n is too small for every part (train, and valid and test where their fraction is not 0)
+/// to get at least 2 units: the message names `what`, says it is empty or gives its size, and the
+/// smallest size that splits.
+ContiguousSplit contiguous_split(int64_t n, int64_t train_permille = 900, int64_t valid_permille = 50,
+                                 const std::string& what = "the corpus", const std::string& unit = "characters");
 
 }  // namespace nl::data

@@ -34,7 +34,8 @@ std::vector<std::string> prepare_task_names();
 /// Runs one task and returns its summary (also written to out_dir/summary.json). The task writes into a
 /// hidden folder beside out_dir whose files are moved into out_dir (created if missing; same-named files
 /// replaced) only when the task succeeds, so a failure leaves no new or partial folder or file. Throws
-/// std::runtime_error naming the missing or malformed file and the fix, or an unknown task/option.
+/// std::runtime_error naming the missing or malformed file and the fix (e.g. rt: RT files with too few
+/// lines for its fixed split, naming both files and their line counts), or an unknown task/option.
 nlohmann::json prepare_task(const std::string& task, const PrepareOptions& opts);
 
 // Task implementations (one per data-set family), used by prepare_task.

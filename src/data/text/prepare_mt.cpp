@@ -81,14 +81,21 @@ nlohmann::json prepare_mt(const std::string& task, const PrepareOptions& o) {
     so.vocab_size = o.vocab_size;
     so.seed = static_cast<unsigned>(o.seed);
     const auto& tr = corpora[0];
+    // The first split's files, source side first (named in SentencePiece's errors).
+    const bool swapped = src != spec.l1;
+    const std::string src_file = (swapped ? spec.splits[0].l2 : spec.splits[0].l1).string();
+    const std::string tgt_file = (swapped ? spec.splits[0].l1 : spec.splits[0].l2).string();
     if (o.joint) {
       std::vector<std::string> all(tr.source);
       all.insert(all.end(), tr.target.begin(), tr.target.end());
+      so.source = src_file + " + " + tgt_file;
       train_sentencepiece(all, o.out_dir / "spm.model", so);
       spm[0] = std::make_unique<SentencePieceModel>(o.out_dir / "spm.model");
       summary["spm_model"] = {{"file", "spm.model"}, {"type", subword}, {"vocab_size", spm[0]->size()}};
     } else {
+      so.source = src_file;
       train_sentencepiece(tr.source, o.out_dir / ("spm." + src + ".model"), so);
+      so.source = tgt_file;
       train_sentencepiece(tr.target, o.out_dir / ("spm." + tgt + ".model"), so);
       spm[0] = std::make_unique<SentencePieceModel>(o.out_dir / ("spm." + src + ".model"));
       spm[1] = std::make_unique<SentencePieceModel>(o.out_dir / ("spm." + tgt + ".model"));

@@ -60,7 +60,21 @@ nlohmann::json prepare_classification(const std::string& task, const PrepareOpti
     if (o.copy != "kim" && o.copy != "nltk") throw std::runtime_error("--copy " + o.copy + ": use kim or nltk");
     bool kim = o.copy == "kim";
     auto dir = kim ? o.data_dir : o.data_dir / "utf8";
-    auto all = read_rt_polarity(require_data_file(dir / "rt-polarity.pos"), require_data_file(dir / "rt-polarity.neg"), kim);
+    const auto pos = require_data_file(dir / "rt-polarity.pos"), neg = require_data_file(dir / "rt-polarity.neg");
+    auto all = read_rt_polarity(pos, neg, kim);
+    constexpr int64_t kRtNeeded = kRtTrain + kRtValid + kRtTest;
+    if (static_cast<int64_t>(all.size()) < kRtNeeded) {
+      const auto n_pos = std::count(all.labels.begin(), all.labels.end(), 1);
+      auto lines = [](const std::filesystem::path& p, int64_t n) {
+        return p.string() + (n == 0 ? " is empty" : " has " + std::to_string(n) + " lines");
+      };
+      throw std::runtime_error(lines(pos, n_pos) + " and " + lines(neg, static_cast<int64_t>(all.size()) - n_pos) +
+                               ": " + std::to_string(all.size()) + " sentences in all, too few for the fixed " +
+                               std::to_string(kRtTrain) + "/" + std::to_string(kRtValid) + "/" + std::to_string(kRtTest) +
+                               " train/valid/test split (" + std::to_string(kRtNeeded) +
+                               "; the RT polarity data set has 5331 lines in each file); restore the data set "
+                               "(../shared/data/rt-polarity, see its SOURCE.md)");
+    }
     auto ids = random_split(static_cast<int64_t>(all.size()), kRtTrain, kRtValid, kRtTest, o.seed);
     auto subset = [&](const std::vector<int64_t>& v) {
       LabelledSentences s;
@@ -115,8 +129,9 @@ nlohmann::json prepare_lm(const std::string& task, const PrepareOptions& o) {
     summary["notes"] = {"one sequence per line with </s> appended (= PTB's <eos>); the LM stream is the concatenation",
                         "PTB's own <unk> token maps to fairseq <unk> (id 3), so unk % is PTB's rare-word rate"};
   } else {  // tinyshakespeare
-    auto chars = read_char_corpus(require_data_file(o.data_dir / "input.txt"));
-    auto sp = contiguous_split(static_cast<int64_t>(chars.size()), 900, 50);
+    const auto input = require_data_file(o.data_dir / "input.txt");
+    auto chars = read_char_corpus(input);
+    auto sp = contiguous_split(static_cast<int64_t>(chars.size()), 900, 50, input.string(), "characters");
     Dictionary dict;
     for (int64_t i = 0; i < sp.train_end; ++i) dict.add_symbol(char_symbol(chars[static_cast<std::size_t>(i)]));
     dict.finalize(o.threshold, o.nwords, o.padding_factor);

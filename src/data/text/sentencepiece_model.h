@@ -22,12 +22,16 @@ struct SentencePieceOptions {
   int64_t input_sentence_size = 0;         ///< 0: use all sentences; else a sample of this many
   unsigned seed = 1;                       ///< seed of spm's sampling (SetRandomGeneratorSeed)
   int num_threads = 2;
+  std::string source;                      ///< the text trained on (its files), named in errors; empty: "the training sentences"
 };
 
 /// Trains a model on `sentences` and writes it to `model_path` (spm's binary ModelProto, loadable by
-/// spm_encode and Python sentencepiece). Throws std::runtime_error with spm's message on failure
-/// with the fix when it is about the vocabulary size (spm's "smaller than required_chars. A vs B": the
-/// message says to raise --vocab-size to at least B; "too high": to lower it).
+/// spm_encode and Python sentencepiece). Throws std::runtime_error "SentencePiece could not train a
+/// vocabulary of N on <opts.source>: <spm's message, without its source location>; <fix>": for
+/// vocab_size < 1 (checked before spm runs), for spm's "smaller than required_chars. A vs B" (raise
+/// --vocab-size to at least B), for "too high" (lower it to at most B), and for any other spm error.
+/// Also throws std::runtime_error on an unsupported model type, no sentences, or a model file that
+/// cannot be written.
 void train_sentencepiece(const std::vector<std::string>& sentences, const std::filesystem::path& model_path,
                          const SentencePieceOptions& opts);
 
