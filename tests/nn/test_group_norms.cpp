@@ -103,6 +103,15 @@ TEST_CASE("groupnorm lng rmsnorm: bad options give clear errors", "[nn][norm][gr
   CHECK_THROWS_WITH(make_norm("groupnorm", 6, {{"groups", 4}}),
                     Contains("groups = 4 must be >= 1 and divide the feature dim 6") && Contains("pick a divisor of 6"));
   CHECK_THROWS_WITH(make_norm("lng", 6, {{"groups", 0}}), Contains("groups = 0"));
+  // One value per group on features or tokens: centred to 0 for every input (as InstanceNorm refuses).
+  for (const char* name : {"groupnorm", "lng"}) {
+    auto one = make_norm(name, 6, opts64({{"groups", 6}}));
+    CHECK_THROWS_WITH(one->forward(Variable(Tensor::randn({2, 6}, 0.0, 1.0, DType::Float64))),
+                      Contains("groups = 6 = the feature dim") && Contains("use fewer groups"));
+  }
+  // On images a groupnorm group pools H x W pixels: one channel per group is InstanceNorm, allowed.
+  CHECK_NOTHROW(make_norm("groupnorm", 6, opts64({{"groups", 6}}))->forward(
+      Variable(Tensor::randn({2, 6, 2, 2}, 0.0, 1.0, DType::Float64))));
   CHECK_THROWS_WITH(make_norm("lng", 6, {{"groups", 2.5}}), Contains("'groups' has the wrong type"));
   CHECK_THROWS_WITH(make_norm("lng", 6, {{"impl", "fused"}}), Contains("unknown option 'impl'") && Contains("groups"));
   CHECK_THROWS_WITH(make_norm("rmsnorm", 6, {{"affine", false}, {"bias", true}}), Contains("needs affine = true"));

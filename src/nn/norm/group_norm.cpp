@@ -90,6 +90,13 @@ Variable LayerNormG::forward(const Variable& x_in) {
 }
 
 Variable GroupedNorm::normalize_rows(const Rows& r) const {
+  // On features or tokens a group of one value is centred to 0 whatever the input (InstanceNorm refuses the
+  // same case): the norm would output its bias alone and cut every gradient.
+  if (cfg_.groups == dim && dim > 1)
+    throw std::invalid_argument(type_name() + "(" + std::to_string(dim) + "): groups = " + std::to_string(cfg_.groups) +
+                                " = the feature dim on " + shape_str(r.shape) + ": each group holds one value, whose "
+                                "normalised output is 0 for every input; use fewer groups (a divisor of " +
+                                std::to_string(dim) + " below it)");
   return from_rows(apply_affine(grouped_normalize(r.rows, cfg_.groups, true, cfg_.eps), weight, bias), r);
 }
 

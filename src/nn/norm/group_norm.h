@@ -46,7 +46,8 @@ class GroupedNorm : public Module {
 
  protected:
   GroupedNorm(const std::string& type_name, int64_t d, GroupNormConfig cfg, DType dtype);
-  /// LN per group of features of each row, then the affine; back to the input's layout.
+  /// LN per group of features of each row, then the affine; back to the input's layout. Throws
+  /// std::invalid_argument when groups = d > 1 (one value per group: the output would be 0 for every input).
   Variable normalize_rows(const Rows& r) const;
   /// Images x [N, C, H, W]: each group's C/G channels pooled over all H x W pixels, then the affine.
   Variable normalize_image_groups(const Variable& x, const Shape& s) const;
