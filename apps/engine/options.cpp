@@ -61,17 +61,21 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 json check_int(const OptionSpec& s, const json& v, const std::string& where) {
-  double d;
-  if (v.is_number_integer())
-    d = (double)v.get<int64_t>();
-  else if (v.is_number_unsigned())
-    d = (double)v.get<uint64_t>();
+  // Compared as long double, which holds every 64-bit integer exactly: as a double, 2^53 + 1 would round onto
+  // a bound of 2^53, pass, and come back as another number.
+  long double x;
+  if (v.is_number_unsigned())
+    x = (long double)v.get<uint64_t>();
+  else if (v.is_number_integer())
+    x = (long double)v.get<int64_t>();
   else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()))
-    d = v.get<double>();
+    x = (long double)v.get<double>();
   else
     throw std::invalid_argument(where + " must be " + range_words(s, true) + " (got " + shown(v) + ")");
-  if (!in_range(s, d)) throw std::invalid_argument(where + " must be " + range_words(s, true) + " (got " + shown(v) + ")");
-  return (int64_t)d;
+  const bool low_ok = s.lo_open ? x > (long double)s.lo : x >= (long double)s.lo;
+  if (!low_ok || x > (long double)s.hi || x > (long double)INT64_MAX)
+    throw std::invalid_argument(where + " must be " + range_words(s, true) + " (got " + shown(v) + ")");
+  return (int64_t)x;
 }
 }  // namespace
 

@@ -39,6 +39,14 @@ TEST_CASE("options: flags parse strictly and state the allowed range in words", 
   CHECK(parse_flag_value(*s.find("threads"), "1,2") == json::array({1, 2}));
   CHECK_THROWS(parse_flag_value(*s.find("threads"), "1,0"));
   CHECK_THROWS(parse_flag_value(*s.find("threads"), "1,"));
+  // Whole numbers compared exactly: 2^53 + 1 rounded onto the bound 2^53 as a double, passed, and came back
+  // as 2^53.
+  const OptionSchema seeds({option("seed", OptKind::Int, 1, "seed", 0, 9007199254740992.0)});
+  const OptionSpec& seed = *seeds.find("seed");
+  CHECK(parse_flag_value(seed, "9007199254740992") == 9007199254740992LL);
+  CHECK_THROWS_WITH(parse_flag_value(seed, "9007199254740993"), Contains("got '9007199254740993'"));
+  CHECK_THROWS_WITH(seeds.check_config(json{{"seed", 9007199254740993ULL}}, "config"), Contains("seed"));
+  CHECK(seeds.check_config(json{{"seed", 5.0}}, "config")["seed"] == 5);
 }
 
 TEST_CASE("options: config files are checked key by key, flags override them", "[engine][options]") {
