@@ -16,6 +16,7 @@
 #include "engine/eval_heartbeat.h"
 #include "engine/run_device.h"
 #include "engine/run_folder.h"
+#include "engine/trainer_state.h"
 #include "nn/norm/stats_sync.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
@@ -80,65 +81,6 @@ json RunResult::to_json() const {
           {"train_loss", train_loss},   {"valid_curve", valid_curve}};
 }
 
-// Where a run stands: everything a checkpoint stores besides the tensors.
-struct Trainer::State {
-  int64_t epoch = 0, next_batch = 0, updates = 0;
-  double best = std::nan(""), best_epoch = 0;
-  int64_t best_update = 0;
-  double loss_acc = 0;
-  int64_t loss_n = 0;
-  bool finished = false;
-  std::vector<std::pair<int64_t, double>> train_loss;
-  std::vector<std::pair<double, double>> valid_curve;
-  double last_valid_pos = -1;
-  double train_seconds = 0;  ///< wall time of training up to this state, summed over the processes that resumed it
-
-  json to_json() const {
-    return {{"epoch", epoch},         {"next_batch", next_batch}, {"updates", updates},
-            {"best", std::isnan(best) ? json() : json(best)}, {"best_epoch", best_epoch},
-            {"best_update", best_update}, {"loss_acc", loss_acc},   {"loss_n", loss_n},
-            {"finished", finished},   {"train_loss", train_loss}, {"valid_curve", valid_curve},
-            {"last_valid_pos", last_valid_pos}, {"train_seconds", train_seconds}};
-  }
-  static State from_json(const json& j, const std::string& file) {
-    State s;
-    try {
-      s.epoch = j.at("epoch");
-      s.next_batch = j.at("next_batch");
-      s.updates = j.at("updates");
-      s.best = j.at("best").is_null() ? std::nan("") : j.at("best").get<double>();
-      s.best_epoch = j.at("best_epoch");
-      s.best_update = j.at("best_update");
-      s.loss_acc = j.at("loss_acc");
-      s.loss_n = j.at("loss_n");
-      s.finished = j.at("finished");
-      s.train_loss = j.at("train_loss").get<decltype(s.train_loss)>();
-      s.valid_curve = j.at("valid_curve").get<decltype(s.valid_curve)>();
-      s.last_valid_pos = j.at("last_valid_pos");
-      s.train_seconds = j.value("train_seconds", 0.0);  // absent in checkpoints written before 2026-11-26
-    } catch (const json::exception& e) {
-      throw std::runtime_error("cannot resume from " + file + ": its training state is incomplete (" + e.what() +
-                               "); start a new run in another --out, or delete the file");
-    }
-    return s;
-  }
-  /// Throws std::runtime_error naming `file` when the state cannot come from a training run: negative counts,
-  /// a batch beyond its epoch (`epoch_size` batches), a best update after the last one, a non-finite loss sum.
-  void check_possible(int64_t epoch_size, const std::string& file) const {
-    std::string why;
-    if (epoch < 0 || updates < 0 || loss_n < 0 || best_update < 0 || train_seconds < 0)
-      why = "a negative count (epoch " + std::to_string(epoch) + ", updates " + std::to_string(updates) + ")";
-    else if (next_batch < 0 || next_batch > epoch_size)
-      why = "batch " + std::to_string(next_batch) + " of an epoch of " + std::to_string(epoch_size) + " batches";
-    else if (best_update > updates)
-      why = "its best at update " + std::to_string(best_update) + ", after its last update " + std::to_string(updates);
-    else if (!std::isfinite(loss_acc))
-      why = "a non-finite running loss";
-    if (!why.empty())
-      throw std::runtime_error("cannot resume from " + file + ": its training state is impossible (" + why +
-                               "), so the file is damaged; restore it, or start the run again with --overwrite");
-  }
-};
 
 Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
     : task_(task), settings_(std::move(settings)), hooks_(std::move(hooks)) {
@@ -350,25 +292,6 @@ void Trainer::write_metrics(const json& record) {
   ++metrics_lines_;
 }
 
-namespace {
-// The name of the first parameter of `model` holding a NaN or an infinity ("" if none). One reduction
-// per parameter (0·x sums to NaN exactly when x has a non-finite element); called at validation only.
-std::string first_non_finite_parameter(const nl::Module& model) {
-  nl::NoGradGuard ng;
-  for (const auto& [name, p] : model.named_parameters())
-    if (!std::isfinite(nl::sum(nl::affine(p.data(), 0.0, 0.0)).item()))
-      return name;
-  return "";
-}
-// The name of the first floating-point tensor of `tensors` holding a NaN or an infinity ("" if none).
-std::string first_non_finite_tensor(const nl::TensorMap& tensors) {
-  nl::NoGradGuard ng;
-  for (const auto& [name, t] : tensors)
-    if (nl::is_floating(t.dtype()) && t.numel() > 0 && !std::isfinite(nl::sum(nl::affine(t, 0.0, 0.0)).item()))
-      return name;
-  return "";
-}
-}  // namespace
 
 void Trainer::validate(State& st, double epoch_pos) {
   if (st.last_valid_pos == epoch_pos) return;  // already validated at this point
@@ -384,7 +307,9 @@ void Trainer::validate(State& st, double epoch_pos) {
   const double v = m.at(info.metric);
   // A NaN the training loss did not show (a parameter that no batch reaches, or an activation hidden
   // by an arg-max) makes the run diverged here, not a run that trains on with broken weights.
-  const std::string bad = first_non_finite_parameter(*model_);
+  nl::TensorMap params;  // called at validation only
+  for (const auto& [name, p] : model_->named_parameters()) params[name] = p.data();
+  const std::string bad = first_non_finite_tensor(params);
   std::string bad_metric;
   for (const auto& [k, x] : m)
     if (!std::isfinite(x)) bad_metric = k;
@@ -465,21 +390,6 @@ bool Trainer::try_resume(State& st) {
   return true;
 }
 
-// results.json of this folder when it holds sound results: a best validation value and test metrics, all
-// finite. Null otherwise.
-namespace {
-json sound_results(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return nullptr;
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("test") || !j["test"].is_object() || j["test"].empty()) return nullptr;
-  if (!j.contains("best_valid") || !j["best_valid"].is_number() || !std::isfinite(j["best_valid"].get<double>()))
-    return nullptr;
-  for (const auto& [k, v] : j["test"].items())
-    if (!v.is_number() || !std::isfinite(v.get<double>())) return nullptr;
-  return j;
-}
-}  // namespace
 
 bool Trainer::keep_sound_results(RunResult& r) {
   bool sound = std::isfinite(r.best_valid) && !r.test.empty();
