@@ -7,6 +7,7 @@
 
 #include "data/text/token_dataset.h"
 #include "data/text/utf8.h"
+#include "tasks/prepare_hint.h"
 
 namespace nlapp {
 namespace fs = std::filesystem;
@@ -40,29 +41,16 @@ std::string guess_name(const fs::path& dir) {
   return f.find("rt") != std::string::npos ? "rt" : "sst5";
 }
 
-// A folder for a new prepared copy of `name` other than `dir`: data-bin/<name> (as docs/data.md), or
-// data-bin/<name>-prepared if that is `dir`.
-fs::path fresh_out(const fs::path& dir, const std::string& name) {
-  std::error_code ec;
-  const fs::path bin = fs::path("data-bin") / name;
-  return fs::weakly_canonical(bin, ec) == fs::weakly_canonical(dir, ec) ? fs::path("data-bin") / (name + "-prepared") : bin;
-}
-
 // The fix for a folder without summary.json. A folder that holds other files (the raw data set, or
 // anything else) is never proposed as the --out of `data prepare`: that would write into it.
 std::string missing_summary_hint(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec))
     return "prepare it with " + cls_prepare_command(guess_name(dir), dir) + ", or pass --data with a prepared folder";
-  if (const std::string raw = raw_name(dir); !raw.empty()) {
-    const fs::path out = fresh_out(dir, raw);
-    return "'" + dir.string() + "' holds the raw " + raw + " files, not prepared data: prepare them into a folder of " +
-           "their own with `normlab data prepare " + raw + " --data " + dir.string() + " --out " + out.string() +
-           "`, then pass --data " + out.string();
-  }
+  if (const std::string raw = raw_name(dir); !raw.empty()) return raw_data_hint(dir, raw, "prepared data");
   const std::string name = guess_name(dir);
   return "'" + dir.string() + "' holds other files, not prepared classification data; prepare one with " +
-         cls_prepare_command(name, fresh_out(dir, name)) + ", or pass --data with a prepared folder";
+         cls_prepare_command(name, fresh_prepare_out(dir, name)) + ", or pass --data with a prepared folder";
 }
 
 // The dictionary with lowercased symbols (counts of merged symbols summed) and the map old id -> new id.

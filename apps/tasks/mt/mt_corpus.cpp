@@ -8,6 +8,7 @@
 #include "data/text/line_reader.h"
 #include "data/text/parallel_text.h"
 #include "data/text/utf8.h"
+#include "tasks/prepare_hint.h"
 
 namespace nlapp {
 namespace fs = std::filesystem;
@@ -26,26 +27,16 @@ std::string raw_task(const fs::path& dir) {
 // other files: the raw data set, or another task's prepared data such as data-bin/sst5) is never
 // proposed as the --out of a new corpus: that would write into it.
 std::string prepare_hint(const fs::path& dir, bool foreign = false) {
+  if (!foreign)
+    return "prepare one with `normlab data prepare multi30k --data ../shared/data/multi30k --out " + dir.string() +
+           "` (or iwslt14 / iwslt15), or pass --data with a prepared folder";
+  if (const std::string raw = raw_task(dir); !raw.empty()) return raw_data_hint(dir, raw, "a prepared corpus");
+  // A new folder beside the foreign one (e.g. data-bin/multi30k beside data-bin/sst5) when that name is free.
   std::error_code ec;
-  const auto same = [&](const fs::path& a) { return fs::weakly_canonical(a, ec) == fs::weakly_canonical(dir, ec); };
-  if (foreign) {
-    if (const std::string raw = raw_task(dir); !raw.empty()) {
-      const fs::path out = same(fs::path("data-bin") / raw) ? fs::path("data-bin") / (raw + "-prepared") : fs::path("data-bin") / raw;
-      return "'" + dir.string() + "' holds the raw " + raw + " files, not a prepared corpus: prepare them into a " +
-             "folder of their own with `normlab data prepare " + raw + " --data " + dir.string() + " --out " +
-             out.string() + "`, then pass --data " + out.string();
-    }
-  }
-  // A new folder beside a foreign one when that name is free (it may be raw data's sibling only if it
-  // does not exist yet), else data-bin/multi30k.
-  fs::path out = dir;
-  if (foreign) {
-    out = dir.parent_path() / "multi30k";
-    if (dir.parent_path().empty() || same(out) || fs::exists(out, ec)) out = fs::path("data-bin") / "multi30k";
-    if (same(out)) out = fs::path("data-bin") / "multi30k-prepared";
-  }
-  return std::string(foreign ? "'" + dir.string() + "' holds other files, not a translation corpus; " : "") +
-         "prepare one with `normlab data prepare multi30k --data ../shared/data/multi30k --out " + out.string() +
+  fs::path out = dir.parent_path() / "multi30k";
+  if (dir.parent_path().empty() || fs::exists(out, ec)) out = fresh_prepare_out(dir, "multi30k");
+  return "'" + dir.string() + "' holds other files, not a translation corpus; prepare one with `normlab data prepare " +
+         "multi30k --data ../shared/data/multi30k --out " + out.string() +
          "` (or iwslt14 / iwslt15), or pass --data with a prepared folder";
 }
 }  // namespace
