@@ -372,7 +372,16 @@ bool Trainer::try_resume(State& st) {
   st.check_possible(task_.epoch_size((uint64_t)std::max<int64_t>(st.epoch, 0)), file);
   nl::set_rng_state(m["rng"][0].get<uint64_t>(), m["rng"][1].get<uint64_t>());
   metrics_lines_ = m["metrics_lines"].get<int64_t>();
-  if (root()) truncate_lines(out() / "metrics.jsonl", metrics_lines_);
+  if (root()) {
+    const TruncatedLog log = truncate_lines(out() / "metrics.jsonl", metrics_lines_);
+    if (!log.damaged.empty()) {
+      std::string at;
+      for (int64_t n : log.damaged) at += (at.empty() ? "" : ", ") + std::to_string(n);
+      progress_->message("warning: " + (out() / "metrics.jsonl").string() + " line(s) " + at +
+                         " were not JSON (damaged) and are dropped; the log goes on from the checkpoint");
+    }
+    metrics_lines_ = log.kept;
+  }
   // The best weights; an unreadable checkpoint_best does not block the resume: its record is dropped
   // and the next validation writes a new one.
   const fs::path bestp = out() / "checkpoint_best.safetensors";

@@ -87,13 +87,23 @@ std::vector<nlohmann::json> read_metrics_log(const std::filesystem::path& path) 
   return out;
 }
 
-void truncate_lines(const std::filesystem::path& p, int64_t lines) {
+TruncatedLog truncate_lines(const std::filesystem::path& p, int64_t lines) {
+  TruncatedLog r;
   std::ifstream in(p, std::ios::binary);
-  if (!in) return;
+  if (!in) return r;
   std::string keep, line;
-  for (int64_t i = 0; i < lines && std::getline(in, line); ++i) keep += line + "\n";
+  for (int64_t i = 0; i < lines && std::getline(in, line); ++i) {
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+      r.damaged.push_back(i + 1);
+      continue;
+    }
+    keep += line + "\n";
+    ++r.kept;
+  }
   in.close();
   write_file_atomic(p, keep);
+  return r;
 }
 
 }  // namespace nlapp

@@ -42,9 +42,17 @@ class MetricsLog {
 /// the file and line number.
 std::vector<nlohmann::json> read_metrics_log(const std::filesystem::path& path);
 
+/// What truncate_lines kept: the lines now in the file, and the numbers (1-based, in the file before) of the
+/// lines among the first `lines` that were not JSON objects (damaged), which it dropped.
+struct TruncatedLog {
+  int64_t kept = 0;
+  std::vector<int64_t> damaged;
+};
+
 /// Keeps the first `lines` lines of the log at `path` (rewritten atomically; nothing when it does not
 /// exist): a resumed run rewinds what was logged after its checkpoint, so the log continues exactly as if
-/// the run had never stopped.
-void truncate_lines(const std::filesystem::path& path, int64_t lines);
+/// the run had never stopped. A damaged line among them (not a JSON object: a disk error, an edit) is dropped
+/// and reported, so that readers of the log (read_metrics_log, `normlab report`) do not fail on it later.
+TruncatedLog truncate_lines(const std::filesystem::path& path, int64_t lines);
 
 }  // namespace nlapp

@@ -9,6 +9,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "report/metrics_log.h"
 
@@ -92,13 +93,28 @@ TEST_CASE("metrics log: truncate_lines keeps the first lines, a missing file sta
   fs::create_directories(d);
   const fs::path p = d / "metrics.jsonl";
   std::ofstream(p) << "{\"update\":10}\n{\"update\":20}\n{\"update\":30}\n";
-  truncate_lines(p, 2);
+  CHECK(truncate_lines(p, 2).kept == 2);
   CHECK(slurp(p) == "{\"update\":10}\n{\"update\":20}\n");
-  truncate_lines(p, 5);  // fewer lines than asked: unchanged
+  const TruncatedLog fewer = truncate_lines(p, 5);  // fewer lines than asked: unchanged, and says so
+  CHECK(fewer.kept == 2);
+  CHECK(fewer.damaged.empty());
   CHECK(slurp(p) == "{\"update\":10}\n{\"update\":20}\n");
   truncate_lines(p, 0);
   CHECK(slurp(p).empty());
   truncate_lines(d / "absent.jsonl", 1);
   CHECK_FALSE(fs::exists(d / "absent.jsonl"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("metrics log: truncate_lines drops damaged lines among those kept and names them", "[report][metrics]") {
+  const fs::path d = fresh_dir("truncate_damaged");
+  fs::create_directories(d);
+  const fs::path p = d / "metrics.jsonl";
+  std::ofstream(p) << "{\"update\":10}\n{\"upd\x01\n[1,2]\n{\"update\":30}\n{\"update\":40}\n";
+  const TruncatedLog r = truncate_lines(p, 4);
+  CHECK(r.kept == 2);
+  CHECK(r.damaged == std::vector<int64_t>{2, 3});  // a torn object, and JSON that is not an object
+  CHECK(slurp(p) == "{\"update\":10}\n{\"update\":30}\n");
+  CHECK(read_metrics_log(p).size() == 2);
   fs::remove_all(d);
 }

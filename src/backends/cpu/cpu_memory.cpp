@@ -1,6 +1,11 @@
 // CPU caching allocator: freed blocks are kept in per-size-class free lists and handed out again, so a
 // training loop stops asking the OS for fresh pages after the first step (allocation dominated small
-// models' step time before this). Blocks are 64-byte aligned for AVX-512 loads.
+// models' step time before this). Blocks are 64-byte aligned for AVX-512 loads. A large block that the
+// machine's free memory cannot hold is refused with an error naming the sizes (an absurd --d-model would
+// otherwise fill the memory while initialising and be killed by the OOM killer, its run folder half written).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -9,6 +14,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <unistd.h>
 
 #include "backends/cpu/cpu_backend.h"
 
@@ -24,11 +31,50 @@ size_t size_class(size_t n) {
   return (n + q - 1) / q * q;
 }
 
+// Bytes of memory this process can use in all: what it holds now (its resident pages, /proc/self/statm) plus
+// what the machine has free (MemAvailable + SwapFree of /proc/meminfo, and no more than a cgroup v2 limit
+// leaves, memory.max - memory.current); SIZE_MAX where these cannot be read (not Linux).
+size_t usable_memory_bytes() {
+  size_t avail = SIZE_MAX;
+  if (FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char key[64];
+    unsigned long long kb = 0, mem = 0, swap = 0;
+    bool have = false;
+    while (std::fscanf(f, "%63s %llu kB", key, &kb) == 2) {
+      if (std::strcmp(key, "MemAvailable:") == 0) mem = kb, have = true;
+      if (std::strcmp(key, "SwapFree:") == 0) swap = kb;
+    }
+    std::fclose(f);
+    if (have) avail = size_t((mem + swap) * 1024ull);
+  }
+  unsigned long long max = 0, cur = 0;
+  FILE* fm = std::fopen("/sys/fs/cgroup/memory.max", "r");
+  FILE* fc = std::fopen("/sys/fs/cgroup/memory.current", "r");
+  if (fm && fc && std::fscanf(fm, "%llu", &max) == 1 && std::fscanf(fc, "%llu", &cur) == 1 && max > cur)
+    avail = std::min<size_t>(avail, size_t(max - cur));  // "max" (no limit) does not scan as a number
+  if (fm) std::fclose(fm);
+  if (fc) std::fclose(fc);
+  if (avail == SIZE_MAX) return avail;
+  unsigned long long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%llu %llu", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return avail + size_t(resident) * size_t(sysconf(_SC_PAGESIZE));
+}
+
+std::string gib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(size_t(1) << 30));
+  return buf;
+}
+
 struct CachingAllocator {
   std::mutex mu;
   std::unordered_map<size_t, std::vector<void*>> free_lists;
   size_t cached_bytes = 0, live_bytes = 0;
   static constexpr size_t kMaxCached = size_t(4) << 30;
+  static constexpr size_t kCheckFreeFrom = size_t(64) << 20;  // blocks from this size are checked against free memory
 
   void* get(size_t n) {
     size_t c = size_class(n);
@@ -43,6 +89,7 @@ struct CachingAllocator {
         return p;
       }
     }
+    if (c >= kCheckFreeFrom) check_fits(c);
     void* p = std::aligned_alloc(64, c);
     if (!p) {
       release_all();
@@ -54,6 +101,26 @@ struct CachingAllocator {
     std::lock_guard<std::mutex> l(mu);
     live_bytes += c;
     return p;
+  }
+  // Throws std::runtime_error when the tensors' blocks with a fresh one of c bytes would need more memory than
+  // the process can use (usable_memory_bytes), after returning this allocator's cached blocks to the OS. The
+  // pages of a new block are not touched yet, so the machine's free memory does not count the blocks handed
+  // out but not yet written: the check adds them all (live_bytes) instead. Without it the allocations succeed
+  // and the writes that fill them swap or are OOM-killed.
+  void check_fits(size_t c) {
+    auto needed = [&] {
+      std::lock_guard<std::mutex> l(mu);
+      return live_bytes + cached_bytes + c;
+    };
+    if (needed() <= usable_memory_bytes()) return;
+    release_all();
+    const size_t need = needed(), usable = usable_memory_bytes();
+    if (need <= usable) return;
+    throw std::runtime_error("out of memory on cpu: a tensor of " + gib(c) + " would bring normlab's tensors to " +
+                             gib(need) + ", more than the " + gib(usable) +
+                             " this process can use on this machine (its own memory and the free memory); make the "
+                             "model or the batch smaller (e.g. --d-model, --ffn-dim, --max-tokens, --batch-size) or "
+                             "free memory");
   }
   void put(void* p, size_t n) {
     size_t c = size_class(n);
