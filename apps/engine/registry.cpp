@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "report/atomic_file.h"
-#include "report/record_files.h"
 
 namespace nlapp {
 using json = nlohmann::json;
@@ -66,12 +65,6 @@ fs::path write_registry_record(const fs::path& root, const RegistryKey& key, con
   fs::create_directories(p.parent_path());
   write_file_atomic(p, record.dump(1) + "\n");
   return p;
-}
-
-std::vector<json> load_registry(const fs::path& root, const std::string& group) {
-  std::vector<json> out;
-  for (const auto& f : record_files(root / group, name_matches("seed", ".json"))) out.push_back(read_record_file(f));
-  return out;
 }
 
 }  // namespace nlapp

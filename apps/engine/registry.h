@@ -8,7 +8,6 @@
 // wall times, curves) plus its key and status ("done" or "diverged").
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,9 +35,5 @@ nlohmann::json read_registry_record(const std::filesystem::path& root, const Reg
 /// Writes the record atomically (temporary file + rename), creating folders. Returns the path.
 std::filesystem::path write_registry_record(const std::filesystem::path& root, const RegistryKey& key,
                                             const nlohmann::json& record);
-
-/// Every record under <root>/<group> (all columns, variants, seeds), sorted by path. Throws like
-/// read_registry_record for a damaged file. An absent folder gives an empty list.
-std::vector<nlohmann::json> load_registry(const std::filesystem::path& root, const std::string& group);
 
 }  // namespace nlapp

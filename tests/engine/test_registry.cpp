@@ -175,7 +175,7 @@ TEST_CASE("registry: a damaged record is an error naming the file and the fix", 
   std::ofstream(dir / "registry" / "paper" / "col" / "plain" / "seed1.json") << "{\"truncated\": ";
   std::ostringstream log;
   CHECK_THROWS_WITH(run_experiment(runs(), options(dir, log)), Contains("seed1.json") && Contains("damaged") && Contains("git checkout"));
-  CHECK_THROWS_WITH(load_registry(dir / "registry", "paper"), Contains("damaged"));
+  CHECK_THROWS_WITH(read_registry_record(dir / "registry", RegistryKey{"paper", "col", "plain", 1}), Contains("damaged"));
 }
 
 TEST_CASE("registry: a finished record whose metrics are not numbers is damaged", "[engine][registry]") {
