@@ -33,7 +33,7 @@ size_t size_class(size_t n) {
 
 // Bytes of memory this process can use in all: what it holds now (its resident pages, /proc/self/statm) plus
 // what the machine has free (MemAvailable + SwapFree of /proc/meminfo, and no more than a cgroup v2 limit
-// leaves, memory.max - memory.current); SIZE_MAX where these cannot be read (not Linux).
+// leaves, memory.max - memory.current + its page cache); SIZE_MAX where these cannot be read (not Linux).
 size_t usable_memory_bytes() {
   size_t avail = SIZE_MAX;
   if (FILE* f = std::fopen("/proc/meminfo", "r")) {
@@ -47,11 +47,21 @@ size_t usable_memory_bytes() {
     std::fclose(f);
     if (have) avail = size_t((mem + swap) * 1024ull);
   }
-  unsigned long long max = 0, cur = 0;
+  // A cgroup v2 limit (the process's own cgroup where the cgroup namespace shows it at the root): its headroom,
+  // plus the page cache it holds (memory.stat "file"), which the kernel reclaims before it refuses memory.
+  unsigned long long max = 0, cur = 0, file = 0;
   FILE* fm = std::fopen("/sys/fs/cgroup/memory.max", "r");
   FILE* fc = std::fopen("/sys/fs/cgroup/memory.current", "r");
-  if (fm && fc && std::fscanf(fm, "%llu", &max) == 1 && std::fscanf(fc, "%llu", &cur) == 1 && max > cur)
-    avail = std::min<size_t>(avail, size_t(max - cur));  // "max" (no limit) does not scan as a number
+  if (fm && fc && std::fscanf(fm, "%llu", &max) == 1 && std::fscanf(fc, "%llu", &cur) == 1) {  // "max" does not scan
+    if (FILE* fs = std::fopen("/sys/fs/cgroup/memory.stat", "r")) {
+      char key[64];
+      unsigned long long v = 0;
+      while (std::fscanf(fs, "%63s %llu", key, &v) == 2)
+        if (std::strcmp(key, "file") == 0) file = v;
+      std::fclose(fs);
+    }
+    avail = std::min<size_t>(avail, max + file > cur ? size_t(max + file - cur) : 0);
+  }
   if (fm) std::fclose(fm);
   if (fc) std::fclose(fc);
   if (avail == SIZE_MAX) return avail;
