@@ -13,6 +13,7 @@
 #include "backends/runtime.h"
 #include "distributed/data_parallel.h"
 #include "distributed/world.h"
+#include "engine/active_clock.h"
 #include "engine/eval_heartbeat.h"
 #include "engine/run_device.h"
 #include "engine/run_folder.h"
@@ -543,9 +544,9 @@ RunResult Trainer::run_loop() {
         << "non-finite value";
     throw TrainingDiverged(msg.str(), first_unread);
   };
-  const auto t0 = std::chrono::steady_clock::now();
+  const ActiveClock clock;                   // wall time less the time the process was stopped (kill -STOP)
   const double seconds0 = st.train_seconds;  // what earlier processes trained
-  auto train_clock = [&] { return seconds0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto train_clock = [&] { return seconds0 + clock.seconds(); };
   while (!st.finished) {
     if (st.epoch >= max_epoch || (max_update > 0 && st.updates >= max_update)) {
       st.finished = true;

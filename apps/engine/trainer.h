@@ -71,7 +71,7 @@ struct RunResult {
   double best_valid = 0;             ///< best validation value of info().metric
   double best_epoch = 0;             ///< fractional epoch of that validation
   Metrics test;                      ///< test metrics of the best-validation weights
-  double train_seconds = 0;          ///< wall time of training, summed over every process that resumed the run (checkpoint state)
+  double train_seconds = 0;          ///< wall time of training less the time stopped (ActiveClock), summed over every process that resumed the run
   double items_per_s = 0;
   std::vector<std::pair<int64_t, double>> train_loss;   ///< (update, mean loss since the last point)
   std::vector<std::pair<double, double>> valid_curve;   ///< (epoch, validation metric)

@@ -27,7 +27,7 @@ struct Trainer::State {
   std::vector<std::pair<int64_t, double>> train_loss;
   std::vector<std::pair<double, double>> valid_curve;
   double last_valid_pos = -1;
-  double train_seconds = 0;  ///< wall time of training up to this state, summed over the processes that resumed it
+  double train_seconds = 0;  ///< training time (ActiveClock) up to this state, summed over the processes that resumed it
 
   /// The checkpoint metadata entry "state".
   nlohmann::json to_json() const;
