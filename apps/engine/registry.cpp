@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string>
+#include <system_error>
 #include <stdexcept>
 
 #include "report/atomic_file.h"
@@ -58,6 +60,21 @@ json read_registry_record(const fs::path& root, const RegistryKey& key) {
   const fs::path p = root / key.relative_path();
   if (!fs::exists(p)) return nullptr;
   return read_record_file(p);
+}
+
+int recorded_seeds(const fs::path& root, const std::string& group, int minimum) {
+  int most = minimum;
+  std::error_code ec;
+  if (!fs::is_directory(root / group, ec)) return most;
+  for (auto it = fs::recursive_directory_iterator(root / group, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= 9 || name.rfind("seed", 0) != 0 || name.substr(name.size() - 5) != ".json") continue;
+    const std::string digits = name.substr(4, name.size() - 9);
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    most = std::max(most, std::stoi(digits));
+  }
+  return most;
 }
 
 fs::path write_registry_record(const fs::path& root, const RegistryKey& key, const json& record) {

@@ -32,6 +32,10 @@ nlohmann::json make_registry_record(const nlohmann::json& result, const Registry
 /// repaired or deleted, not silently retrained over).
 nlohmann::json read_registry_record(const std::filesystem::path& root, const RegistryKey& key);
 
+/// The highest seed of any record under <root>/<group> (file names seed<N>.json), and at least `minimum`:
+/// how many seeds a report reads, so that a campaign run with more seeds than the default is counted.
+int recorded_seeds(const std::filesystem::path& root, const std::string& group, int minimum);
+
 /// Writes the record atomically (temporary file + rename), creating folders. Returns the path.
 std::filesystem::path write_registry_record(const std::filesystem::path& root, const RegistryKey& key,
                                             const nlohmann::json& record);

@@ -1,6 +1,9 @@
 #include "report/claims.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <sstream>
+#include <utility>
 
 #include "report/markdown_table.h"
 #include "report/welch.h"
@@ -76,15 +79,27 @@ std::string format_claims(const std::string& paper, const std::vector<Claim>& cl
   auto paper_text = [](double x, bool div) {  // "—": the paper states the claim without a number
     return div ? std::string("Diverge") : std::isnan(x) ? std::string("—") : format_fixed(x, 2);
   };
-  auto ours_text = [](const ClaimCell& c, int prec) {
+  // Every side's cell first: when they do not all hold the same number of seeds (a campaign that ran more
+  // seeds for some columns), each cell says how many it averages.
+  std::vector<std::pair<ClaimCell, ClaimCell>> cells;
+  size_t n_min = SIZE_MAX, n_max = 0;
+  for (const auto& c : claims) {
+    cells.emplace_back(cell(c, c.better), cell(c, c.worse));
+    for (const ClaimCell* x : {&cells.back().first, &cells.back().second})
+      if (!x->values.empty()) n_min = std::min(n_min, x->values.size()), n_max = std::max(n_max, x->values.size());
+  }
+  const bool show_n = n_min < n_max;
+  auto ours_text = [&](const ClaimCell& c, int prec) {
     if (c.values.empty()) return c.diverged ? std::string("diverged") : std::string("—");
-    return format_mean_std(c.values, prec) + (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
+    return format_mean_std(c.values, prec) + (show_n ? " (n=" + std::to_string(c.values.size()) + ")" : "") +
+           (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
   };
   std::vector<std::vector<std::string>> rows;
   std::vector<ClaimVerdict> verdicts;
-  for (const auto& c : claims) {
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const Claim& c = claims[i];
     const int prec = precision(c.column);
-    const ClaimCell b = cell(c, c.better), w = cell(c, c.worse);
+    const auto& [b, w] = cells[i];
     const ClaimVerdict v = judge_claim(c, b, w);
     verdicts.push_back(v);
     rows.push_back({c.id, c.source, c.statement(),

@@ -101,8 +101,8 @@ std::string verdict_summary(const std::vector<ClaimVerdict>& verdicts);
 
 /// A paper's claims section (markdown): one summary line "<paper>, claims ...: <verdict_summary>." with
 /// the rule, then a table of every claim: id, source, statement, the paper's two numbers, ours (mean ±
-/// std, `precision(column)` decimals), the difference, p and the verdict. `cell(claim, variant)` gives
-/// our cell of the claim's column.
+/// std, `precision(column)` decimals; "(n=K)" after each when the cells hold different numbers of seeds), the
+/// difference, p and the verdict. `cell(claim, variant)` gives our cell of the claim's column.
 std::string format_claims(const std::string& paper, const std::vector<Claim>& claims,
                           const std::function<ClaimCell(const Claim&, const std::string&)>& cell,
                           const std::function<int(const std::string&)>& precision);

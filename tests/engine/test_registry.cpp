@@ -267,3 +267,17 @@ TEST_CASE("registry: a task reproduction with --bf16 has its own column beside t
   CHECK(nlapp::registry_column(inv) == "one-epoch+bf16");
   CHECK(nlapp::precision_name(inv.settings) == "bfloat16");
 }
+
+TEST_CASE("registry: recorded_seeds is the highest seed on record, at least the minimum", "[engine][registry]") {
+  const nltest::TempDir td("registry-seeds");
+  const fs::path root = td.path / "registry";
+  CHECK(recorded_seeds(root, "paper", 3) == 3);  // no folder
+  const json rec = {{"settings", {{"seed", 1}}}, {"status", "done"}, {"test", {{"acc", 0.5}}}};
+  write_registry_record(root, RegistryKey{"paper", "col", "plain", 2}, rec);
+  CHECK(recorded_seeds(root, "paper", 3) == 3);
+  write_registry_record(root, RegistryKey{"paper", "col2", "other", 5}, rec);
+  std::ofstream(root / "paper" / "col" / "plain" / "seedx.json") << "{}";     // not a seed file
+  std::ofstream(root / "paper" / "col" / "plain" / "seed12.json.tmp") << "{}";  // a temporary file
+  CHECK(recorded_seeds(root, "paper", 3) == 5);
+  CHECK(recorded_seeds(root, "other", 1) == 1);
+}

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "papers/powernorm_report.h"
 #include "papers/xu2019_report.h"
@@ -124,4 +126,22 @@ TEST_CASE("claims: Shen et al. 2020 Tables 1-2 in our mt and PTB columns", "[rep
                                          "lm: layernorm < powernorm-v"};
   CHECK(st == want);
   CHECK_THAT(nlapp::format_powernorm_claims({}), Contains("Shen et al. 2020, Tables 1-2") && Contains("0 hold, 0 reversed, 0 inconclusive, 7 not run"));
+}
+
+TEST_CASE("claims: each cell names its seed count when the cells hold different numbers of seeds", "[report][claims]") {
+  Claim a, b;
+  a.id = "A/rt", a.column = "rt", a.better = "adanorm", a.worse = "layernorm";
+  b.id = "B/rt", b.column = "rt", b.better = "none", b.worse = "layernorm";
+  std::map<std::string, ClaimCell> cells = {{"adanorm", {{77.1, 77.3, 77.2}, 0}},
+                                            {"layernorm", {{76.0, 76.2, 76.1}, 0}},
+                                            {"none", {{75.0, 75.2, 75.1}, 0}}};
+  auto table = [&] {
+    return format_claims("P", {a, b}, [&](const Claim&, const std::string& v) { return cells.at(v); },
+                         [](const std::string&) { return 2; });
+  };
+  CHECK_THAT(table(), Contains("77.20 ± 0.10 vs 76.10 ± 0.10 |"));  // all three seeds: no counts
+  cells["layernorm"].values = {76.0, 76.2, 76.1, 76.3, 75.9};
+  const std::string t = table();
+  CHECK_THAT(t, Contains("77.20 ± 0.10 (n=3) vs 76.10 ± 0.16 (n=5)"));
+  CHECK_THAT(t, Contains("75.10 ± 0.10 (n=3) vs 76.10 ± 0.16 (n=5)"));
 }
