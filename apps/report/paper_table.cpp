@@ -1,6 +1,8 @@
 #include "report/paper_table.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "report/markdown_table.h"
 
@@ -13,12 +15,13 @@ double mean_of(const std::vector<double>& v) {
   return s / (double)v.size();
 }
 
-std::string format_paper_cell(const PaperCell& c, int precision) {
+std::string format_paper_cell(const PaperCell& c, int precision, bool show_n) {
   std::string ours;
   if (!c.status.empty())
     ours = c.status;
   else if (!c.ours.empty())
-    ours = format_mean_std(c.ours, precision) + (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
+    ours = format_mean_std(c.ours, precision) + (show_n ? " (n=" + std::to_string(c.ours.size()) + ")" : "") +
+           (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
   else if (c.diverged)
     ours = "diverged";
   else
@@ -35,6 +38,7 @@ PaperRow improvement_row(const std::string& label, const PaperRow& from, const P
     auto f = from.cells.find(col.id), t = to.cells.find(col.id);
     if (f == from.cells.end() || t == to.cells.end()) continue;
     PaperCell c;
+    c.derived = true;
     const double ours = diff(mean_of(f->second.ours), mean_of(t->second.ours), col.higher_is_better);
     if (std::isfinite(ours)) c.ours = {ours};
     c.paper = diff(f->second.paper, t->second.paper, col.higher_is_better);
@@ -48,12 +52,19 @@ std::string format_paper_table(const std::string& first_header, const std::vecto
                                const std::vector<PaperRow>& rows) {
   std::vector<std::string> head{first_header};
   for (const auto& c : columns) head.push_back(c.header);
+  // The cells' seed counts: each cell says its n when they differ (some columns ran more seeds).
+  size_t n_min = SIZE_MAX, n_max = 0;
+  for (const auto& r : rows)
+    for (const auto& [id, cell] : r.cells)
+      if (cell.status.empty() && !cell.derived && !cell.ours.empty())
+        n_min = std::min(n_min, cell.ours.size()), n_max = std::max(n_max, cell.ours.size());
+  const bool show_n = n_min < n_max;
   std::vector<std::vector<std::string>> body;
   for (const auto& r : rows) {
     std::vector<std::string> line{r.label};
     for (const auto& c : columns) {
       auto it = r.cells.find(c.id);
-      line.push_back(it == r.cells.end() ? "" : format_paper_cell(it->second, c.precision));
+      line.push_back(it == r.cells.end() ? "" : format_paper_cell(it->second, c.precision, show_n && !it->second.derived));
     }
     body.push_back(line);
   }

@@ -24,6 +24,7 @@ struct PaperCell {
   std::vector<double> ours;     ///< one value per finished seed
   int diverged = 0;             ///< seeds that diverged
   std::string status;           ///< shown instead of ours when set: "not run", "pending"
+  bool derived = false;         ///< ours is computed from other cells (improvement_row), not one value per seed
 };
 
 /// One row: a label (e.g. "LayerNorm-simple") and its cells by column id (missing = empty cell).
@@ -34,15 +35,17 @@ struct PaperRow {
 
 /// "ours (paper P)": ours as format_mean_std with the column's precision, "diverged" when every seed
 /// diverged, a " (k diverged)" note when some did, the status when set, "—" when nothing; the paper
-/// part is paper_text, else the number with two decimals, else left out.
-std::string format_paper_cell(const PaperCell& c, int precision);
+/// part is paper_text, else the number with two decimals, else left out. `show_n`: " (n=K)" after ours, the
+/// number of finished seeds (format_paper_table sets it when the table's cells hold different numbers).
+std::string format_paper_cell(const PaperCell& c, int precision, bool show_n = false);
 
 /// The improvement row of two rows (Xu et al. Table 2): per column, to.mean − from.mean when higher is
 /// better, from.mean − to.mean otherwise, for ours and for the paper (NaN → "—").
 PaperRow improvement_row(const std::string& label, const PaperRow& from, const PaperRow& to,
                          const std::vector<PaperColumn>& columns);
 
-/// A markdown table: first column the row labels (header `first_header`), then one per column.
+/// A markdown table: first column the row labels (header `first_header`), then one per column; every cell
+/// names its seed count when the cells' counts differ.
 std::string format_paper_table(const std::string& first_header, const std::vector<PaperColumn>& columns,
                                const std::vector<PaperRow>& rows);
 

@@ -142,3 +142,17 @@ TEST_CASE("powernorm: Tables 1-2 carry the paper's numbers (read from its text)"
   CHECK(ab[0].cells.at("4096").ours == std::vector<double>{30.0});
   CHECK(ab[0].cells.at("2048").ours.empty());
 }
+
+TEST_CASE("paper table: every cell names its seed count when the counts differ, derived rows never", "[report][paper]") {
+  const std::vector<PaperColumn> cols = {{"rt", "RT", true, 2}};
+  PaperRow a{"LayerNorm", {}}, b{"LayerNorm-simple", {}};
+  a.cells["rt"].ours = {72.0, 73.0, 74.0};
+  b.cells["rt"].ours = {71.0, 72.0, 73.0};
+  std::vector<PaperRow> rows = {a, b, improvement_row("Improvement", a, b, cols)};
+  CHECK_THAT(format_paper_table("Models", cols, rows), !Contains("(n="));
+  rows[1].cells["rt"].ours.push_back(72.0);
+  rows[2] = improvement_row("Improvement", rows[0], rows[1], cols);
+  const std::string t = format_paper_table("Models", cols, rows);
+  CHECK_THAT(t, Contains("73.00 ± 1.00 (n=3)") && Contains("72.00 ± 0.82 (n=4)"));
+  CHECK_THAT(t, Contains(" -1.00 |"));  // the improvement row: a difference of means, no count
+}
