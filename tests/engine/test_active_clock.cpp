@@ -35,8 +35,10 @@ TEST_CASE("active clock: running time counts, stopped time (SIGSTOP .. SIGCONT) 
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the ticker's next ticks confirm the gap
   INFO("wall " << wall << " s, stopped " << clock.stopped_seconds() << " s, active " << clock.seconds() << " s");
   CHECK(wall > 1.3);
+  // The stopped time is the gap between the ticks around the stop, less one tick: within a tick of `wall`,
+  // plus how late a loaded machine wakes the ticker afterwards.
   CHECK(clock.stopped_seconds() > wall - 0.3);
-  CHECK(clock.stopped_seconds() < wall + 0.01);
-  CHECK(clock.seconds() > 0.65);  // 0.3 s + 0.4 s of running
-  CHECK(clock.seconds() < 1.0);
+  CHECK(clock.stopped_seconds() < wall + 0.25);
+  CHECK(clock.seconds() > 0.4);  // 0.3 s + 0.4 s of running, less that lateness
+  CHECK(clock.seconds() < 1.2);
 }
