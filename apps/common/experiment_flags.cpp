@@ -1,5 +1,9 @@
 #include "common/experiment_flags.h"
 
+#include <string>
+
+#include "engine/registry.h"
+
 namespace nlapp {
 using json = nlohmann::json;
 
@@ -16,8 +20,8 @@ std::string registry_root(const RegistryFlags& f) { return f.off ? "" : f.root; 
 void add_experiment_flags(CLI::App* cmd, ExperimentFlags& f, const std::string& default_out) {
   f.out = default_out;
   add_registry_flags(cmd, f.registry);
-  cmd->add_option("--seeds", f.seeds, "Seeds 1..N per run [a whole number from 1 to 100]")
-      ->check(CLI::Range(1, 100).description(""))
+  cmd->add_option("--seeds", f.seeds, "Seeds 1..N per run [a whole number from 1 to " + std::to_string(kMaxSeeds) + "]")
+      ->check(CLI::Range(1, kMaxSeeds).description(""))
       ->capture_default_str();
   cmd->add_option("--out", f.out, "Working folder (runs/<label>/ per run with its checkpoints, results.md, results.json, SVG figures)")
       ->capture_default_str();

@@ -26,7 +26,7 @@ std::string registry_root(const RegistryFlags& f);
 
 /// Values of the shared flags.
 struct ExperimentFlags {
-  int seeds = 3;
+  int seeds = 3;  ///< 1 .. kMaxSeeds (engine/registry.h)
   std::string out;
   int64_t max_update = -1;  ///< -1: each config's own
   int64_t max_epoch = -1;   ///< -1: each config's own

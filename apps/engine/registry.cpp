@@ -71,8 +71,8 @@ int recorded_seeds(const fs::path& root, const std::string& group, int minimum) 
     const std::string name = it->path().filename().string();
     if (name.size() <= 9 || name.rfind("seed", 0) != 0 || name.substr(name.size() - 5) != ".json") continue;
     const std::string digits = name.substr(4, name.size() - 9);
-    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    most = std::max(most, std::stoi(digits));
+    if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (const int seed = std::stoi(digits); seed <= kMaxSeeds) most = std::max(most, seed);
   }
   return most;
 }

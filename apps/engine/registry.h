@@ -32,8 +32,12 @@ nlohmann::json make_registry_record(const nlohmann::json& result, const Registry
 /// repaired or deleted, not silently retrained over).
 nlohmann::json read_registry_record(const std::filesystem::path& root, const RegistryKey& key);
 
-/// The highest seed of any record under <root>/<group> (file names seed<N>.json), and at least `minimum`:
-/// how many seeds a report reads, so that a campaign run with more seeds than the default is counted.
+/// The most seeds `reproduce --seeds` takes: a registry record of a higher seed was not written by it.
+inline constexpr int kMaxSeeds = 100;
+
+/// The highest seed of any record under <root>/<group> (file names seed<N>.json, N up to kMaxSeeds: a
+/// higher one was not written by `reproduce`), and at least `minimum`: how many seeds a report reads, so that
+/// a campaign run with more seeds than the default is counted.
 int recorded_seeds(const std::filesystem::path& root, const std::string& group, int minimum);
 
 /// Writes the record atomically (temporary file + rename), creating folders. Returns the path.

@@ -278,6 +278,7 @@ TEST_CASE("registry: recorded_seeds is the highest seed on record, at least the 
   write_registry_record(root, RegistryKey{"paper", "col2", "other", 5}, rec);
   std::ofstream(root / "paper" / "col" / "plain" / "seedx.json") << "{}";     // not a seed file
   std::ofstream(root / "paper" / "col" / "plain" / "seed12.json.tmp") << "{}";  // a temporary file
+  std::ofstream(root / "paper" / "col" / "plain" / "seed999.json") << "{}";     // beyond --seeds' range
   CHECK(recorded_seeds(root, "paper", 3) == 5);
   CHECK(recorded_seeds(root, "other", 1) == 1);
 }
