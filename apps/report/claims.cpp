@@ -1,7 +1,6 @@
 #include "report/claims.h"
 
-#include <algorithm>
-#include <cstdint>
+#include <cstddef>
 #include <sstream>
 #include <utility>
 
@@ -82,18 +81,14 @@ std::string format_claims(const std::string& paper, const std::vector<Claim>& cl
   // Every side's cell first: when they do not all hold the same number of seeds (a campaign that ran more
   // seeds for some columns), each cell says how many it averages.
   std::vector<std::pair<ClaimCell, ClaimCell>> cells;
-  size_t n_min = SIZE_MAX, n_max = 0;
+  std::vector<std::size_t> counts;
   for (const auto& c : claims) {
     cells.emplace_back(cell(c, c.better), cell(c, c.worse));
     for (const ClaimCell* x : {&cells.back().first, &cells.back().second})
-      if (!x->values.empty()) n_min = std::min(n_min, x->values.size()), n_max = std::max(n_max, x->values.size());
+      if (!x->values.empty()) counts.push_back(x->values.size());
   }
-  const bool show_n = n_min < n_max;
-  auto ours_text = [&](const ClaimCell& c, int prec) {
-    if (c.values.empty()) return c.diverged ? std::string("diverged") : std::string("—");
-    return format_mean_std(c.values, prec) + (show_n ? " (n=" + std::to_string(c.values.size()) + ")" : "") +
-           (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
-  };
+  const bool show_n = seed_counts_differ(counts);
+  auto ours_text = [&](const ClaimCell& c, int prec) { return format_seeds(c.values, c.diverged, prec, show_n); };
   std::vector<std::vector<std::string>> rows;
   std::vector<ClaimVerdict> verdicts;
   for (size_t i = 0; i < claims.size(); ++i) {

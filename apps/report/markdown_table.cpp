@@ -40,6 +40,17 @@ std::string fixed(double v, int precision) {
 
 std::string format_fixed(double v, int precision) { return std::isnan(v) ? "—" : fixed(v, precision); }
 
+std::string format_seeds(const std::vector<double>& values, int diverged, int precision, bool show_n) {
+  if (values.empty()) return diverged ? "diverged" : "\u2014";
+  return format_mean_std(values, precision) + (show_n ? " (n=" + std::to_string(values.size()) + ")" : "") +
+         (diverged ? " (" + std::to_string(diverged) + " diverged)" : "");
+}
+
+bool seed_counts_differ(const std::vector<std::size_t>& counts) {
+  const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
+  return lo != counts.end() && *lo != *hi;
+}
+
 std::size_t utf8_length(const std::string& s) {
   std::size_t n = 0;
   for (unsigned char c : s)

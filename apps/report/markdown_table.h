@@ -24,6 +24,15 @@ std::string format_fixed(double v, int precision = 2);
 /// e.g. "86.41 ± 0.23". A single value prints without "±"; no values gives "n/a".
 std::string format_mean_std(const std::vector<double>& values, int precision = 2);
 
+/// Our cell of a results table from the finished seeds' `values`: format_mean_std, then " (n=K)" when
+/// `show_n` and " (k diverged)" when `diverged` > 0; "diverged" when no seed finished but some diverged,
+/// "—" when none ran.
+std::string format_seeds(const std::vector<double>& values, int diverged, int precision, bool show_n);
+
+/// Whether the seed counts of a table's cells (empty cells left out) differ, so that each cell should say
+/// its n (format_seeds' show_n).
+bool seed_counts_differ(const std::vector<std::size_t>& counts);
+
 /// Number of UTF-8 code points in `s` (display width used for padding).
 std::size_t utf8_length(const std::string& s);
 

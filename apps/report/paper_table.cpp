@@ -1,8 +1,7 @@
 #include "report/paper_table.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
+#include <cstddef>
 
 #include "report/markdown_table.h"
 
@@ -16,16 +15,7 @@ double mean_of(const std::vector<double>& v) {
 }
 
 std::string format_paper_cell(const PaperCell& c, int precision, bool show_n) {
-  std::string ours;
-  if (!c.status.empty())
-    ours = c.status;
-  else if (!c.ours.empty())
-    ours = format_mean_std(c.ours, precision) + (show_n ? " (n=" + std::to_string(c.ours.size()) + ")" : "") +
-           (c.diverged ? " (" + std::to_string(c.diverged) + " diverged)" : "");
-  else if (c.diverged)
-    ours = "diverged";
-  else
-    ours = "—";
+  const std::string ours = !c.status.empty() ? c.status : format_seeds(c.ours, c.diverged, precision, show_n);
   const std::string paper = !c.paper_text.empty() ? c.paper_text : std::isnan(c.paper) ? "" : format_fixed(c.paper, 2);
   return paper.empty() ? ours : ours + " (paper " + paper + ")";
 }
@@ -53,12 +43,11 @@ std::string format_paper_table(const std::string& first_header, const std::vecto
   std::vector<std::string> head{first_header};
   for (const auto& c : columns) head.push_back(c.header);
   // The cells' seed counts: each cell says its n when they differ (some columns ran more seeds).
-  size_t n_min = SIZE_MAX, n_max = 0;
+  std::vector<std::size_t> counts;
   for (const auto& r : rows)
     for (const auto& [id, cell] : r.cells)
-      if (cell.status.empty() && !cell.derived && !cell.ours.empty())
-        n_min = std::min(n_min, cell.ours.size()), n_max = std::max(n_max, cell.ours.size());
-  const bool show_n = n_min < n_max;
+      if (cell.status.empty() && !cell.derived && !cell.ours.empty()) counts.push_back(cell.ours.size());
+  const bool show_n = seed_counts_differ(counts);
   std::vector<std::vector<std::string>> body;
   for (const auto& r : rows) {
     std::vector<std::string> line{r.label};

@@ -31,39 +31,44 @@ size_t size_class(size_t n) {
   return (n + q - 1) / q * q;
 }
 
+// The number after `key` in a file of "key number [unit]" lines (/proc/meminfo, a cgroup's memory.stat);
+// false when the file or the key is missing.
+bool read_keyed(const char* path, const char* key, unsigned long long& value) {
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  char k[64];
+  unsigned long long v = 0;
+  bool found = false;
+  while (!found && std::fscanf(f, "%63s %llu%*[^\n]", k, &v) == 2) found = std::strcmp(k, key) == 0;
+  std::fclose(f);
+  if (found) value = v;
+  return found;
+}
+// The single number in a file (a cgroup's memory.max, memory.current); false for "max" or a missing file.
+bool read_number(const char* path, unsigned long long& value) {
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  const bool ok = std::fscanf(f, "%llu", &value) == 1;
+  std::fclose(f);
+  return ok;
+}
+
 // Bytes of memory this process can use in all: what it holds now (its resident pages, /proc/self/statm) plus
 // what the machine has free (MemAvailable + SwapFree of /proc/meminfo, and no more than a cgroup v2 limit
-// leaves, memory.max - memory.current + its page cache); SIZE_MAX where these cannot be read (not Linux).
+// leaves, memory.max - memory.current + its page cache, which the kernel reclaims before it refuses memory;
+// the process's own cgroup where the cgroup namespace shows it at the root); SIZE_MAX where these cannot be
+// read (not Linux).
 size_t usable_memory_bytes() {
   size_t avail = SIZE_MAX;
-  if (FILE* f = std::fopen("/proc/meminfo", "r")) {
-    char key[64];
-    unsigned long long kb = 0, mem = 0, swap = 0;
-    bool have = false;
-    while (std::fscanf(f, "%63s %llu kB", key, &kb) == 2) {
-      if (std::strcmp(key, "MemAvailable:") == 0) mem = kb, have = true;
-      if (std::strcmp(key, "SwapFree:") == 0) swap = kb;
-    }
-    std::fclose(f);
-    if (have) avail = size_t((mem + swap) * 1024ull);
+  unsigned long long mem_kb = 0, swap_kb = 0, max = 0, cur = 0, file = 0;
+  if (read_keyed("/proc/meminfo", "MemAvailable:", mem_kb)) {
+    read_keyed("/proc/meminfo", "SwapFree:", swap_kb);
+    avail = size_t((mem_kb + swap_kb) * 1024ull);
   }
-  // A cgroup v2 limit (the process's own cgroup where the cgroup namespace shows it at the root): its headroom,
-  // plus the page cache it holds (memory.stat "file"), which the kernel reclaims before it refuses memory.
-  unsigned long long max = 0, cur = 0, file = 0;
-  FILE* fm = std::fopen("/sys/fs/cgroup/memory.max", "r");
-  FILE* fc = std::fopen("/sys/fs/cgroup/memory.current", "r");
-  if (fm && fc && std::fscanf(fm, "%llu", &max) == 1 && std::fscanf(fc, "%llu", &cur) == 1) {  // "max" does not scan
-    if (FILE* fs = std::fopen("/sys/fs/cgroup/memory.stat", "r")) {
-      char key[64];
-      unsigned long long v = 0;
-      while (std::fscanf(fs, "%63s %llu", key, &v) == 2)
-        if (std::strcmp(key, "file") == 0) file = v;
-      std::fclose(fs);
-    }
+  if (read_number("/sys/fs/cgroup/memory.max", max) && read_number("/sys/fs/cgroup/memory.current", cur)) {
+    read_keyed("/sys/fs/cgroup/memory.stat", "file", file);
     avail = std::min<size_t>(avail, max + file > cur ? size_t(max + file - cur) : 0);
   }
-  if (fm) std::fclose(fm);
-  if (fc) std::fclose(fc);
   if (avail == SIZE_MAX) return avail;
   unsigned long long pages = 0, resident = 0;
   if (FILE* f = std::fopen("/proc/self/statm", "r")) {
