@@ -32,6 +32,14 @@ std::vector<OptionSpec> transformer_settings_with(const std::map<std::string, nl
   return v;
 }
 
+std::vector<OptionSpec> token_batch_settings(int64_t bench_vocab, const std::string& vocab_help,
+                                             const std::string& len_help) {
+  return {option("max_tokens", OptKind::Int, 4096, "Tokens per batch, padding included (fairseq --max-tokens)", 1, 1e9),
+          option("bench_vocab", OptKind::Int, bench_vocab, "normlab bench: " + vocab_help, 5, 1e7),
+          option("bench_batch", OptKind::Int, 128, "normlab bench: sentences per step", 1, 1e6),
+          option("bench_len", OptKind::Int, 32, "normlab bench: " + len_help, 2, 1e5)};
+}
+
 std::vector<OptionSpec> transformer_settings() {
   return {
       option("d_model", OptKind::Int, 256, "Model width (fairseq --encoder-embed-dim = --decoder-embed-dim)", 1, 65536),

@@ -3,6 +3,7 @@
 // one (mt, the classifiers, `normlab bench transformer`), and their conversion to nl::TransformerConfig.
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,12 @@ std::vector<OptionSpec> transformer_settings();
 /// The specs of transformer_settings() named in `defaults`, each with that default instead (a task that
 /// reads only part of the Transformer's settings, e.g. an encoder-only classifier or a decoder-only LM).
 std::vector<OptionSpec> transformer_settings_with(const std::map<std::string, nlohmann::json>& defaults);
+
+/// Specs of max_tokens (fairseq --max-tokens: tokens per batch, padding included; default 4096) and of the
+/// synthetic batch `normlab bench` times without data: bench_vocab (default `bench_vocab`, described as
+/// `vocab_help`), bench_batch (128 sentences) and bench_len (32 tokens, described as `len_help`).
+std::vector<OptionSpec> token_batch_settings(int64_t bench_vocab, const std::string& vocab_help,
+                                             const std::string& len_help);
 
 /// The model config for resolved settings, norm options (norm_options(settings)) and vocabulary sizes.
 /// A stack whose norm is not --norm's gets norm_options(settings, its norm); powernorm gets

@@ -71,10 +71,7 @@ class ClsTask : public Task {
     for (auto& o : encoder_settings()) v.push_back(o);
     v.push_back(option("data", OptKind::String, "data-bin/sst5",
                        "Prepared data folder (normlab data prepare sst5|rt --data ../shared/data/... --out DIR)"));
-    v.push_back(option("max_tokens", OptKind::Int, 4096, "Tokens per batch, padding included (fairseq --max-tokens)", 1, 1e9));
-    v.push_back(option("bench_vocab", OptKind::Int, 20000, "normlab bench: synthetic vocabulary size", 5, 1e7));
-    v.push_back(option("bench_batch", OptKind::Int, 128, "normlab bench: sentences per step", 1, 1e6));
-    v.push_back(option("bench_len", OptKind::Int, 32, "normlab bench: tokens per sentence", 2, 1e5));
+    for (auto& o : token_batch_settings(20000, "synthetic vocabulary size", "tokens per sentence")) v.push_back(o);
     return v;
   }
 

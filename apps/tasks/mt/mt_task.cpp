@@ -52,7 +52,6 @@ class MtTask : public Task {
     v.push_back(option("data", OptKind::String, "data-bin/multi30k",
                        "Prepared corpus folder (normlab data prepare multi30k|iwslt14|iwslt15 --out DIR)"));
     v.push_back(option("label_smoothing", OptKind::Float, 0.1, "Label smoothing of the cross-entropy (Szegedy et al. 2016)", 0, 0.99));
-    v.push_back(option("max_tokens", OptKind::Int, 4096, "Tokens per batch, padding included (fairseq --max-tokens)", 1, 1e9));
     v.push_back(option("beam", OptKind::Int, 5, "Beam size of the final test translation", 1, 1000));
     v.push_back(option("lenpen", OptKind::Float, 1.0, "Length penalty exponent of beam search (fairseq --lenpen)", -10, 10));
     v.push_back(option("max_len_a", OptKind::Float, 0.0, "Output length limit a*src_len + b: a", 0, 100));
@@ -60,9 +59,8 @@ class MtTask : public Task {
     v.push_back(option("gen_batch_size", OptKind::Int, 128, "Sentences per beam-search batch", 1, 1e6));
     v.push_back(option("num_epoch_checkpoints", OptKind::Int, 3,
                        "Final test: average the last N checkpoint{epoch} files (0: use checkpoint_best)", 0, 1e6));
-    v.push_back(option("bench_vocab", OptKind::Int, 8000, "normlab bench: synthetic shared vocabulary size", 5, 1e7));
-    v.push_back(option("bench_batch", OptKind::Int, 128, "normlab bench: sentences per step", 1, 1e6));
-    v.push_back(option("bench_len", OptKind::Int, 32, "normlab bench: tokens per sentence and side", 2, 1e5));
+    for (auto& o : token_batch_settings(8000, "synthetic shared vocabulary size", "tokens per sentence and side"))
+      v.push_back(o);
     return v;
   }
 
