@@ -18,6 +18,7 @@
 #include "engine/run_device.h"
 #include "engine/run_folder.h"
 #include "engine/trainer_state.h"
+#include "nn/init.h"
 #include "nn/norm/stats_sync.h"
 #include "optim/checkpoint.h"
 #include "optim/clip.h"
@@ -62,6 +63,20 @@ nl::StateDict model_part(const nl::TensorMap& t) {
   return sd;
 }
 
+// Builds the task's model once with its initialisers off (nl::init::SkipInitGuard) and drops it, restoring the
+// generator's state. Its parameters' blocks are allocated but never written, so the CPU allocator's memory check
+// (backends/cpu/cpu_memory.cpp) refuses a model too big for this machine before any weight is drawn (`train cls
+// --d-model 65536` had drawn its 5 GiB embedding for two minutes before the refusal came). A model that fits
+// costs its construction without the draws, and its blocks wait in the allocator's cache for the real build.
+void size_model_before_drawing(Task& task, const json& s) {
+  const auto [seed, offset] = nl::rng_state();
+  {
+    nl::init::SkipInitGuard skip;
+    task.build_model(s);
+  }
+  nl::set_rng_state(seed, offset);
+}
+
 }  // namespace
 
 OptionSchema task_schema(const Task& task) {
@@ -91,6 +106,7 @@ Trainer::Trainer(Task& task, json settings, TrainerHooks hooks)
   device_ = settings_device(s);
   set_precision(s, device_);
   bf16_ = s.value("bf16", false);
+  size_model_before_drawing(task_, s);
   model_ = task_.build_model(s);  // initialised on the host (same values on every device)
   model_->to(device_);            // before the optimizer, whose state is created on the parameters' device
   params_ = model_->parameters();

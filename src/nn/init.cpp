@@ -17,7 +17,12 @@ int64_t fan(const Tensor& t, const std::string& mode) {
   if (mode == "fan_out") return out;
   throw std::invalid_argument("init: mode must be 'fan_in' or 'fan_out', got '" + mode + "'");
 }
+thread_local bool t_skip_init = false;
 }  // namespace
+
+SkipInitGuard::SkipInitGuard() : previous_(t_skip_init) { t_skip_init = true; }
+SkipInitGuard::~SkipInitGuard() { t_skip_init = previous_; }
+bool SkipInitGuard::active() { return t_skip_init; }
 
 std::pair<int64_t, int64_t> fan_in_and_out(const Tensor& t) {
   if (t.dim() < 2)
@@ -41,19 +46,21 @@ double calculate_gain(const std::string& nl_, double param) {
 
 void uniform_(Tensor& t, double lo, double hi) {
   check_float(t, "uniform_");
+  if (t_skip_init) return;
   NoGradGuard ng;
   t.copy_(Tensor::rand(t.shape(), lo, hi, t.dtype(), t.device()));
 }
 
 void normal_(Tensor& t, double mean, double std) {
   check_float(t, "normal_");
+  if (t_skip_init) return;
   NoGradGuard ng;
   t.copy_(Tensor::randn(t.shape(), mean, std, t.dtype(), t.device()));
 }
 
 void constant_(Tensor& t, double value) {
   check_float(t, "constant_");
-  t.fill_(value);
+  if (!t_skip_init) t.fill_(value);
 }
 void zeros_(Tensor& t) { constant_(t, 0.0); }
 void ones_(Tensor& t) { constant_(t, 1.0); }

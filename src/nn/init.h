@@ -20,6 +20,24 @@ std::pair<int64_t, int64_t> fan_in_and_out(const Tensor& t);
 /// Recommended gain for `nonlinearity` (param = negative slope a for leaky_relu); throws on an unknown name.
 double calculate_gain(const std::string& nonlinearity, double param = 0.01);
 
+/// While one is alive on this thread, uniform_, normal_ and constant_ (and so every initialiser here) check
+/// their tensor and return without writing it or drawing from the generator: a model built under the guard
+/// has its parameters' blocks allocated but untouched. The trainer sizes a model this way before building it
+/// for real (Trainer: a model too big for memory is refused before minutes of drawing its weights).
+/// Guards nest; the previous state comes back when one is destroyed.
+class SkipInitGuard {
+ public:
+  SkipInitGuard();
+  ~SkipInitGuard();
+  SkipInitGuard(const SkipInitGuard&) = delete;
+  SkipInitGuard& operator=(const SkipInitGuard&) = delete;
+  /// True while a guard is alive on this thread.
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
 /// U(lo, hi).
 void uniform_(Tensor& t, double lo = 0.0, double hi = 1.0);
 /// N(mean, std^2).

@@ -16,6 +16,7 @@
 #include "engine/eval_heartbeat.h"
 #include "engine/run_folder.h"
 #include "engine/trainer.h"
+#include "nn/sequential.h"
 #include "optim/checkpoint.h"
 #include "report/metrics_log.h"
 #include "toy_task.h"
@@ -76,6 +77,46 @@ TEST_CASE("trainer: a regression task learns and writes its files", "[engine]") 
   auto lines = read_metrics_log(out / "metrics.jsonl");
   CHECK(lines.size() == 20 + 5);  // a loss line every 2 updates + 5 validations
   fs::remove_all(out);
+}
+
+TEST_CASE("trainer: the model it trains holds the weights build_model draws for the seed", "[engine]") {
+  // The trainer first builds the model without drawing (size_model_before_drawing); the model it keeps must
+  // still be the seed's first draws.
+  nltest::ToyTask t;
+  json s = settings_for(t, {{"seed", 11}});
+  Trainer tr(t, s);
+  nl::manual_seed(11);
+  auto direct = t.build_model(s);
+  const auto a = tr.model().parameters(), b = direct->parameters();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto va = a[i].data().to_vector<float>(), vb = b[i].data().to_vector<float>();
+    CHECK(va == vb);
+  }
+}
+
+namespace {
+// The toy task with a second layer far too big for any machine's memory (2^20 x 2^20 floats, 4 TiB).
+struct HugeToyTask : nltest::ToyTask {
+  std::shared_ptr<nl::Module> build_model(const json&) override {
+    auto m = std::make_shared<nl::Sequential>();
+    m->push_back(std::make_shared<nl::Linear>(4, 64));  // built (and drawn) first: it fits
+    m->push_back(std::make_shared<nl::Linear>(int64_t(1) << 20, int64_t(1) << 20));
+    return m;
+  }
+};
+}  // namespace
+
+TEST_CASE("trainer: a model too big for memory is refused before any weight is drawn", "[engine]") {
+  HugeToyTask t;
+  json s = settings_for(t, {{"seed", 4}, {"out", tmp("huge").string()}});
+  nl::manual_seed(99);
+  const auto before_seed = std::pair<uint64_t, uint64_t>{4, 0};
+  CHECK_THROWS_WITH(Trainer(t, s), Contains("out of memory on cpu") && Contains("make the model or the batch smaller"));
+  // The trainer seeded the generator (seed 4, offset 0) and then drew nothing: the first layer's weights,
+  // which fit, were not drawn before the second layer was refused.
+  CHECK(nl::rng_state() == before_seed);
+  CHECK_FALSE(fs::exists(tmp("huge")));
 }
 
 TEST_CASE("trainer: update_freq k takes k batches per update", "[engine]") {

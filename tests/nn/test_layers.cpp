@@ -56,6 +56,35 @@ TEST_CASE("init: fans, gains and bounds as torch.nn.init", "[nn][init]") {
   CHECK_THROWS_AS(init::normal_(ints), std::invalid_argument);
 }
 
+TEST_CASE("init: under SkipInitGuard the initialisers write nothing and draw nothing; guards nest", "[nn][init]") {
+  manual_seed(5);
+  Tensor t = Tensor::full({3, 4}, 7.0);
+  const auto before = rng_state();
+  CHECK_FALSE(init::SkipInitGuard::active());
+  {
+    init::SkipInitGuard outer;
+    {
+      init::SkipInitGuard inner;
+      init::normal_(t);
+    }
+    CHECK(init::SkipInitGuard::active());  // the inner guard gives the outer one's state back
+    init::uniform_(t, -1, 1);
+    init::kaiming_uniform_(t, std::sqrt(5.0));
+    init::xavier_normal_(t);
+    init::zeros_(t);
+    Tensor ints = Tensor::zeros({2}, DType::Int64);
+    CHECK_THROWS_AS(init::normal_(ints), std::invalid_argument);  // still checked
+    Linear l(4, 3);  // a layer built under the guard: its blocks allocated, its weights not drawn
+    CHECK(l.weight.data().shape() == Shape{3, 4});
+  }
+  CHECK_FALSE(init::SkipInitGuard::active());
+  CHECK(rng_state() == before);
+  for (double v : vals(t)) CHECK(v == 7.0);
+  init::normal_(t);  // without the guard: drawn, and the generator moves on
+  CHECK(rng_state() != before);
+  CHECK(vals(t)[0] != 7.0);
+}
+
 TEST_CASE("Linear: PyTorch default init, shapes, gradcheck", "[nn][layers]") {
   manual_seed(1);
   Linear big(400, 50);
