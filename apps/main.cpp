@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   auto& cmds = nlapp::command_registry();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& c : cmds) c.setup(app);
+  nlapp::strict_leaf_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -60,7 +60,6 @@ void setup(CLI::App& app) {
   auto* sub = rep->add_subcommand("ni2024-capacity",
                                   "Ni et al. 2024 capacity: training accuracy on MNIST-RL / CIFAR-10-RL of linear "
                                   "baselines, LN-Net and LN-G against G (task lnnet)");
-  sub->allow_extras(false);
   auto a = std::make_shared<CapacityArgs>();
   sub->add_option("--config", a->config, "lnnet settings: a name in apps/configs/lnnet/ or a .json path; flags override it")
       ->capture_default_str();

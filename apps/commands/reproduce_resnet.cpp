@@ -55,7 +55,6 @@ void setup(CLI::App& app) {
   auto* sub = rep->add_subcommand("ni2024-resnet",
                                   "Ni et al. 2024 ResNet without ReLU on CIFAR-10: IN, BN, LN, GN, LN-G next to the "
                                   "slides' table (task resnet-cifar)");
-  sub->allow_extras(false);
   auto a = std::make_shared<ResNetArgs>();
   sub->add_option("--config", a->config, "resnet-cifar settings: a name in apps/configs/resnet-cifar/ or a .json path")
       ->capture_default_str();

@@ -25,6 +25,13 @@ void add_device_option(CLI::App& app, std::string* device) {
   app.add_option("--device", *device, "Device for tensors: cpu, cuda or cuda:N (default cpu); before the command");
 }
 
+void strict_leaf_commands(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_subcommands([](const CLI::App*) { return true; }).empty()) sub->allow_extras(false);
+    else strict_leaf_commands(*sub);
+  }
+}
+
 void check_device_option(const std::string& device) {
   const nl::Device d = nl::parse_device(device);
   nl::check_device(d);  // "no CUDA device: ... use --device cpu"

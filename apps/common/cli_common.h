@@ -20,6 +20,13 @@ void add_device_option(CLI::App& app, std::string* device);
 /// in a CUDA-less build).
 void check_device_option(const std::string& device);
 
+/// Makes every command of `app` without subcommands of its own refuse flags it does not have (CLI11's
+/// allow_extras(false)). A verb that lists tasks (train, bench, reproduce, grad probe) allows extras so that
+/// it can name a missing or unknown task, and CLI11 copies that to each subcommand added under it: a
+/// mistyped flag of `bench transformer` or `reproduce xu2019` was dropped and the command ran with its
+/// defaults. Called once, after every command is set up (main.cpp).
+void strict_leaf_commands(CLI::App& app);
+
 /// Checks that `bench --python` names an interpreter this process can run: a path (with a '/') to an
 /// executable file, or a name found on PATH (as the shell that runs it searches). Throws
 /// std::runtime_error "--python PATH cannot be run (<why>); pass --python with a Python 3 that has torch

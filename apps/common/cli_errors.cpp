@@ -46,6 +46,53 @@ std::string range_in_words(const std::string& what) {
          " (got " + m[2].str() + ")";
 }
 
+// Long option names of `app` without their dashes ("max-epoch"), help excluded.
+std::vector<std::string> long_names(const CLI::App& app) {
+  std::vector<std::string> v;
+  for (const CLI::Option* o : app.get_options())
+    for (const auto& n : o->get_lnames())
+      if (n != "help") v.push_back(n);
+  return v;
+}
+
+// An option `app` does not have, among the words after its command path, in words: the nearest of its
+// options, or those whose names hold the word's stem ("epochs" -> --max-epoch, --keep-last-epochs), or the
+// sibling command that has it (`train cls --label-smoothing` -> an option of `normlab train mt`); and where its
+// options are listed. "" when every option is known (then the extra word is a value or a positional).
+std::string unknown_option(const CLI::App& app, const std::string& path, const std::vector<std::string>& words) {
+  const std::vector<std::string> names = long_names(app);
+  for (const std::string& w : words) {
+    if (w.rfind("--", 0) != 0 || w.size() < 3) continue;
+    const std::string name = w.substr(2, w.find('=') == std::string::npos ? std::string::npos : w.find('=') - 2);
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string hint;
+    if (const std::string best = closest_name(name, names); !best.empty()) {
+      hint = " (did you mean --" + best + "?)";
+    } else {
+      std::string stem = name;
+      if (stem.size() > 4 && stem.back() == 's') stem.pop_back();
+      std::vector<std::string> holding;
+      for (const auto& n : names)
+        if (stem.size() >= 3 && n.find(stem) != std::string::npos) holding.push_back("--" + n);
+      if (!holding.empty() && holding.size() <= 4) {
+        hint = "; its options with '" + stem + "' in their name:";
+        for (size_t i = 0; i < holding.size(); ++i) hint += (i ? ", " : " ") + holding[i];
+      } else if (const CLI::App* parent = app.get_parent()) {
+        for (const CLI::App* sib : parent->get_subcommands([](const CLI::App*) { return true; })) {
+          const auto sn = long_names(*sib);
+          if (sib != &app && std::find(sn.begin(), sn.end(), name) != sn.end()) {
+            const std::string sib_path = path.substr(0, path.rfind(' ') + 1) + sib->get_name();
+            hint = "; --" + name + " is an option of `" + sib_path + "`, not of `" + path + "`";
+            break;
+          }
+        }
+      }
+    }
+    return "unknown option --" + name + " for `" + path + "`" + hint + "; `" + path + " --help` lists its options";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
@@ -80,6 +127,23 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& e, c
         return g + " is a global option: give it before the command, e.g. `normlab " + g + " " + value + " " + args[cmd] +
                " ...`";
       }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && cmd < args.size()) {
+    // The deepest command the words name (normlab train cls ...), then the first option it does not have.
+    const CLI::App* at = &app;
+    std::string path = "normlab";
+    size_t i = cmd;
+    for (; i < args.size() && args[i].rfind("-", 0) != 0; ++i) {
+      const CLI::App* sub = nullptr;
+      for (const CLI::App* c : at->get_subcommands([](const CLI::App*) { return true; }))
+        if (c->get_name() == args[i]) sub = c;
+      if (!sub) break;
+      at = sub;
+      path += " " + args[i];
+    }
+    if (const std::string u = unknown_option(*at, path, std::vector<std::string>(args.begin() + (long)i, args.end()));
+        !u.empty())
+      return u;
+  }
   if (dynamic_cast<const CLI::ValidationError*>(&e)) return range_in_words(e.what());
   return "";
 }

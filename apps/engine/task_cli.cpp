@@ -63,7 +63,6 @@ void add_task_subcommands(CLI::App* verb_cmd, const TaskVerb& verb) {
   });
   for (const auto& entry : task_registry()) {
     auto* sub = verb_cmd->add_subcommand(entry.name, entry.description);
-    sub->allow_extras(false);  // subcommands inherit the verb's allow_extras: unknown flags must stay errors
     auto flags = std::make_shared<std::map<std::string, std::string>>();
     auto config = std::make_shared<std::string>();
     auto task = std::shared_ptr<Task>(entry.make());

@@ -1,5 +1,5 @@
 // What a new user meets on the command line (issue 29, items 2 and 9-11): CLI11's messages rewritten in
-// words (unknown command, a global option after the command, range checks), `--config ""`, a second run
+// words (unknown command, a global option after the command, an unknown flag, range checks), `--config ""`, a second run
 // into a folder that holds one, resume messages that say what happens, mpirun without --distributed,
 // --help's defaults, and generate's hint that never proposes overwriting another task's folder.
 #include <catch2/catch.hpp>
@@ -35,6 +35,40 @@ TEST_CASE("cli: a global option after the command says where it goes", "[cli][er
   CHECK(rc != 0);
   CHECK_THAT(text, Contains("--device is a global option: give it before the command, e.g. `normlab --device cuda train ...`"));
   CHECK_THAT(text, !Contains("cuda --device"));
+}
+
+TEST_CASE("cli: a flag a command does not have is an error naming it, for every kind of command", "[cli][errors]") {
+  // Commands added under a verb that lists tasks (bench transformer, reproduce xu2019, ...) inherited its
+  // allow_extras and ran with their defaults, the flag dropped. `timeout`: such a command would train.
+  for (const char* cmd : {"train mnist", "bench transformer", "bench cls", "reproduce xu2019", "reproduce powernorm",
+                          "reproduce mnist", "reproduce ni2024-capacity", "reproduce ni2024-resnet", "grad explain --norm layernorm",
+                          "grad stats", "grad probe mnist", "grad batch-stats mt", "ln-theory hessian",
+                          "data bleu --hyp h.txt --ref r.txt", "report", "average-checkpoints --inputs d --output o",
+                          "generate mt --path p", "translate --path p"}) {
+    INFO(cmd);
+    auto [rc, text] = run_cli(std::string(cmd) + " --no-such-flag 3", "timeout 60");
+    CHECK(rc != 0);
+    CHECK(rc != 124);  // refused at once, not run until the timeout
+    const std::string c(cmd), path = c.substr(0, c.find(" --"));  // the command, without its required flags
+    CHECK_THAT(text, Contains("unknown option --no-such-flag for `normlab " + path + "`"));
+  }
+}
+
+TEST_CASE("cli: an unknown flag gets the nearest name, the names holding its stem, or the command that has it",
+          "[cli][errors]") {
+  auto [rc, text] = run_cli("train mnist --max-epochs 3");
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("unknown option --max-epochs for `normlab train mnist` (did you mean --max-epoch?)"));
+  std::tie(rc, text) = run_cli("train mnist --epochs 3");
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("its options with 'epoch' in their name:") && Contains("--max-epoch"));
+  std::tie(rc, text) = run_cli("train cls --label-smoothing 0.1");
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("--label-smoothing is an option of `normlab train mt`, not of `normlab train cls`"));
+  CHECK_THAT(text, Contains("`normlab train cls --help` lists its options"));
+  std::tie(rc, text) = run_cli("reproduce xu2019 --task parse");
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("unknown option --task for `normlab reproduce xu2019` (did you mean --tasks?)"));
 }
 
 TEST_CASE("cli: CLI11's range checks read in words", "[cli][errors]") {
