@@ -66,7 +66,8 @@ std::string unknown_option(const CLI::App& app, const std::string& path, const s
     const std::string name = w.substr(2, w.find('=') == std::string::npos ? std::string::npos : w.find('=') - 2);
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string hint;
-    if (const std::string best = closest_name(name, names); !best.empty()) {
+    // At most a third of the word's letters changed (up to 3): "foo" is not a typo of "--d".
+    if (const std::string best = closest_name(name, names, std::min<size_t>(3, name.size() / 3)); !best.empty()) {
       hint = " (did you mean --" + best + "?)";
     } else {
       std::string stem = name;

@@ -69,6 +69,9 @@ TEST_CASE("cli: an unknown flag gets the nearest name, the names holding its ste
   std::tie(rc, text) = run_cli("reproduce xu2019 --task parse");
   CHECK(rc != 0);
   CHECK_THAT(text, Contains("unknown option --task for `normlab reproduce xu2019` (did you mean --tasks?)"));
+  std::tie(rc, text) = run_cli("ln-theory hessian --foo");  // 3 edits from --d: no typo of it
+  CHECK(rc != 0);
+  CHECK_THAT(text, Contains("unknown option --foo for `normlab ln-theory hessian`") && !Contains("did you mean"));
 }
 
 TEST_CASE("cli: CLI11's range checks read in words", "[cli][errors]") {
