@@ -46,6 +46,11 @@ std::string range_in_words(const std::string& what) {
          " (got " + m[2].str() + ")";
 }
 
+// Every subcommand of `app` (CLI11's get_subcommands() without a filter lists only those on the command line).
+std::vector<const CLI::App*> children(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App*) { return true; });
+}
+
 // Long option names of `app` without their dashes ("max-epoch"), help excluded.
 std::vector<std::string> long_names(const CLI::App& app) {
   std::vector<std::string> v;
@@ -79,7 +84,7 @@ std::string unknown_option(const CLI::App& app, const std::string& path, const s
         hint = "; its options with '" + stem + "' in their name:";
         for (size_t i = 0; i < holding.size(); ++i) hint += (i ? ", " : " ") + holding[i];
       } else if (const CLI::App* parent = app.get_parent()) {
-        for (const CLI::App* sib : parent->get_subcommands([](const CLI::App*) { return true; })) {
+        for (const CLI::App* sib : children(*parent)) {
           const auto sn = long_names(*sib);
           if (sib != &app && std::find(sn.begin(), sn.end(), name) != sn.end()) {
             const std::string sib_path = path.substr(0, path.rfind(' ') + 1) + sib->get_name();
@@ -98,7 +103,7 @@ std::string unknown_option(const CLI::App& app, const std::string& path, const s
 
 std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
   std::vector<std::string> commands;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+  for (const CLI::App* sub : children(app)) commands.push_back(sub->get_name());
   std::string all;
   for (const auto& c : commands) all += (all.empty() ? "" : ", ") + c;
 
@@ -135,7 +140,7 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& e, c
     size_t i = cmd;
     for (; i < args.size() && args[i].rfind("-", 0) != 0; ++i) {
       const CLI::App* sub = nullptr;
-      for (const CLI::App* c : at->get_subcommands([](const CLI::App*) { return true; }))
+      for (const CLI::App* c : children(*at))
         if (c->get_name() == args[i]) sub = c;
       if (!sub) break;
       at = sub;
