@@ -56,7 +56,7 @@ TEST_CASE("init: fans, gains and bounds as torch.nn.init", "[nn][init]") {
   CHECK_THROWS_AS(init::normal_(ints), std::invalid_argument);
 }
 
-TEST_CASE("init: under SkipInitGuard the initialisers write nothing and draw nothing; guards nest", "[nn][init]") {
+TEST_CASE("init: under SkipInitGuard the initialisers write nothing and draw nothing, guards nest", "[nn][init]") {
   manual_seed(5);
   Tensor t = Tensor::full({3, 4}, 7.0);
   const auto before = rng_state();
