@@ -327,6 +327,14 @@ void widened_products(Backend& be, const MixedGemm& g, const Wide& B) {
 }
 }  // namespace
 
+bool bf16_float32_blocked_kernel() {
+#ifdef __AVX512F__
+  return true;
+#else
+  return false;
+#endif
+}
+
 void bf16_gemm_float32(Backend& be, const MixedGemm& g) {
 #ifdef __AVX512F__
   if (g.K > 0) {

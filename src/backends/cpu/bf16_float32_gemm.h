@@ -12,13 +12,17 @@
 
 namespace nl::cpu {
 
-/// Runs g (Backend::gemm_mixed's contract, checked by the caller). A single product's rows are split over
-/// the threads, a grid's products (each on one thread); either way the result does not depend on the
-/// thread count. The widened blocks live in per-thread buffers (op(B): at most 1 MiB of floats, K × N
+/// Runs g (Backend::gemm_mixed's contract, checked by the caller). On the blocked kernel a single
+/// product's rows are split over the threads, a grid's products (each on one thread); either way the result
+/// does not depend on the thread count. Without it the bits are OpenBLAS's: its Zen kernels (0.3.21, an
+/// AVX2 build) give a product's rows different bits for another thread count or row count. The widened blocks live in per-thread buffers (op(B): at most 1 MiB of floats, K × N
 /// column blocks; op(A): 128 × 256 floats; a bfloat16 C: one 128-row block, or with K > 1024 or beta != 0
 /// an M × N float32 copy). Timed and counted
 /// as kernel "bf16_float32_products" (on a build without AVX-512: "bf16_widen", "bf16_epilogue" and the
 /// float32 products' own kernels); throws what be.gemm_grid throws (`be` is used only without AVX-512).
 void bf16_gemm_float32(Backend& be, const MixedGemm& g);
+
+/// True on builds with the blocked kernel (AVX-512), false where OpenBLAS runs the widened products.
+bool bf16_float32_blocked_kernel();
 
 }  // namespace nl::cpu

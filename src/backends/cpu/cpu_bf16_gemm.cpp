@@ -269,7 +269,11 @@ bool cpu_bf16_products_available() {
 #endif
 }
 
-bool cpu_bf16_products_native() { return cpu_native_bf16() && cpu::bf16_products_choice().native; }
+bool cpu_bf16_products_native() {
+  // The choice first: a bad NORMLAB_BF16_PRODUCTS is an error on every CPU, not only on one with bfloat16.
+  const bool chosen = cpu::bf16_products_choice().native;
+  return chosen && cpu_native_bf16();
+}
 
 std::string cpu_bf16_info() {
   const auto& f = cpu::cpu_features();
