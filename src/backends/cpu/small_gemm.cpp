@@ -1,7 +1,7 @@
-// Small batched SGEMM (small_gemm.h): an 8-row × 32-column register tile (sgemm_tile.h), the B
-// operand read in rows of 32 (a transposed B is first gathered into a [K, N] scratch), the A operand
-// broadcast element by element, and the next matrix's A, B and C lines prefetched before each product
-// (across each thread's share of the grid, so only its first one starts cold).
+// Small batched SGEMM (small_gemm.h): the register tile of sgemm_tile.h (AVX-512: 8 rows × 32 columns;
+// AVX2 + FMA: 6 × 16), the B operand read in rows of the tile's width (a transposed B is first copied into a
+// [K, N] scratch), the A operand broadcast element by element, and the next matrix's A, B and C lines prefetched
+// before each product (across each thread's share of the grid, so only its first one starts cold).
 #include "backends/cpu/small_gemm.h"
 
 #include <omp.h>
@@ -16,12 +16,18 @@
 
 namespace nl::cpu {
 
-#ifdef __AVX512F__
-using namespace tile8;
+#if defined(__AVX512F__)
+using V = regtile::Avx512;
+constexpr int kRows = tile8::kRows;
+#define NL_SMALL_SGEMM 1
+#elif defined(__AVX2__) && defined(__FMA__)
+using V = regtile::Avx2;
+constexpr int kRows = 6;  // 6 × 16: 12 ymm accumulators, two registers for B, one for A
+#define NL_SMALL_SGEMM 1
 #endif
 
 bool small_sgemm_fits(int64_t M, int64_t N, int64_t K) {
-#ifdef __AVX512F__
+#ifdef NL_SMALL_SGEMM
   return M >= 1 && N >= 1 && K >= 1 && M <= 256 && N <= 256 && K <= 256 && M * N * K <= 64 * 64 * 64;
 #else
   (void)M, (void)N, (void)K;
@@ -29,12 +35,57 @@ bool small_sgemm_fits(int64_t M, int64_t N, int64_t K) {
 #endif
 }
 
+#ifdef NL_SMALL_SGEMM
+namespace {
+#ifndef __AVX512F__
+// dst[c · ldd + r] = src[r · ld + c] for an 8 × 8 float block, in registers (unpack, shuffle, lane swap).
+inline void transpose8x8(const float* src, int64_t ld, float* dst, int64_t ldd) {
+  __m256 r[8], u[8], v[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld);
+  for (int i = 0; i < 8; i += 2) {
+    u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      v[i + h] = _mm256_shuffle_ps(u[i + h], u[i + h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      v[i + h + 2] = _mm256_shuffle_ps(u[i + h], u[i + h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+  // v[0..3]: columns 0, 4, 1, 5 ... of rows 0-3 in each 128-bit lane; v[4..7] the same for rows 4-7.
+  const int order[4] = {0, 2, 1, 3};  // v index holding columns (c, c + 4) for c = 0..3
+  for (int c = 0; c < 4; ++c) {
+    _mm256_storeu_ps(dst + c * ldd, _mm256_permute2f128_ps(v[order[c]], v[order[c] + 4], 0x20));
+    _mm256_storeu_ps(dst + (c + 4) * ldd, _mm256_permute2f128_ps(v[order[c]], v[order[c] + 4], 0x31));
+  }
+}
+#endif
+
+// op(B) = the stored [N, K] block's transpose, as [K, N] rows (ld N) that the register tile reads.
+void transpose_b(const float* b, int64_t ldb, int64_t N, int64_t K, float* t) {
+#ifdef __AVX512F__
+  for (int64_t j = 0; j < N; j += 16) tile8::gather_columns16(b + j * ldb, ldb, std::min<int64_t>(16, N - j), K, t + j, N);
+#else
+  int64_t j = 0;
+  for (; j + 8 <= N; j += 8) {
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) transpose8x8(b + j * ldb + k, ldb, t + k * N + j, N);
+    for (; k < K; ++k)
+      for (int64_t jj = j; jj < j + 8; ++jj) t[k * N + jj] = b[jj * ldb + k];
+  }
+  for (; j < N; ++j)
+    for (int64_t k = 0; k < K; ++k) t[k * N + j] = b[j * ldb + k];
+#endif
+}
+}  // namespace
+#endif
+
 void small_sgemm_grid(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, GridOperand A, GridOperand B,
                       float beta, float* C, int64_t ldc, int64_t strideC, int64_t outerC, int64_t batch, int64_t outer) {
   if (!small_sgemm_fits(M, N, K))
     throw std::logic_error("small_sgemm_grid: " + std::to_string(M) + " x " + std::to_string(N) + " x " +
                            std::to_string(K) + " is not a small product on this build (check small_sgemm_fits)");
-#ifdef __AVX512F__
+#ifdef NL_SMALL_SGEMM
+  constexpr int64_t kStrip = 2 * V::kLanes;  // columns per register tile
   const int64_t total = outer * batch;
   // Products [n0, n1) of the grid, in order, on one thread.
   auto run = [&](int64_t n0, int64_t n1) {
@@ -53,17 +104,16 @@ void small_sgemm_grid(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
       }
       const float* Bp = bm;
       int64_t ldbp = B.ld;
-      if (tb) {  // column k of the stored [N, K] block, 16 rows per gather
-        float* t = scratch.data();
-        for (int64_t j = 0; j < N; j += 16) gather_columns16(bm + j * B.ld, B.ld, std::min<int64_t>(16, N - j), K, t + j, N);
-        Bp = t, ldbp = N;
+      if (tb) {
+        transpose_b(bm, B.ld, N, K, scratch.data());
+        Bp = scratch.data(), ldbp = N;
       }
-      for (int64_t j = 0; j < N; j += 32) {
-        const __mmask16 m0 = lane_mask(N - j), m1 = lane_mask(N - j - 16);
+      for (int64_t j = 0; j < N; j += kStrip) {
+        const V::Mask m0 = V::mask(N - j), m1 = V::mask(N - j - V::kLanes);
         if (ta)
-          strip<true>(M, K, a, A.ld, Bp + j, ldbp, c + j, ldc, m0, m1, alpha, beta);
+          regtile::strip<V, true, kRows>(M, K, a, A.ld, Bp + j, ldbp, c + j, ldc, m0, m1, alpha, beta);
         else
-          strip<false>(M, K, a, A.ld, Bp + j, ldbp, c + j, ldc, m0, m1, alpha, beta);
+          regtile::strip<V, false, kRows>(M, K, a, A.ld, Bp + j, ldbp, c + j, ldc, m0, m1, alpha, beta);
       }
     }
   };

@@ -1,7 +1,7 @@
 #pragma once
 // Batched products of small float matrices — the attention's per-head QKᵀ, P·V and their gradients
-// (32 × 32 × 32 per head in the cls model) — with an AVX-512 register-tile kernel that prefetches the
-// next matrix's operands while it multiplies the current one.
+// (32 × 32 × 32 per head in the cls model) — with a register-tile kernel (AVX-512, or AVX2 + FMA) that
+// prefetches the next matrix's operands while it multiplies the current one.
 //
 // Why not OpenBLAS: its per-call path reads each head's q, k, v rows cold (they are strided rows of the
 // packed projection, written long before), and a 32³ product is too short for the hardware prefetcher to
@@ -12,7 +12,7 @@
 
 namespace nl::cpu {
 
-/// Whether small_sgemm_grid takes products of this size on this build: AVX-512 builds only, M, N, K
+/// Whether small_sgemm_grid takes products of this size on this build: AVX-512 or AVX2 + FMA builds, M, N, K
 /// in [1, 256] and M·N·K ≤ 64³ (bigger products go to OpenBLAS, whose packing pays off there).
 bool small_sgemm_fits(int64_t M, int64_t N, int64_t K);
 
