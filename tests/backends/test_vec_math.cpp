@@ -101,8 +101,8 @@ TEST_CASE("lane sums: the documented 16-lane order, bit for bit, for every row l
   // magnitudes far apart, so that a different order of additions gives different bits
   for (size_t i = 0; i < a.size(); ++i) a[i] = u(rng) * std::ldexp(1.0f, (int)(i * 7 % 40) - 20), b[i] = u(rng);
   a[5] = -0.0f;
-#if defined(__AVX512F__)
-  const bool fused = true;  // lane_dot adds each product with one fused multiply-add
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+  const bool fused = true;  // lane_dot's vector paths add each product with one fused multiply-add
 #else
   const bool fused = false;
 #endif
@@ -114,7 +114,7 @@ TEST_CASE("lane sums: the documented 16-lane order, bit for bit, for every row l
       CHECK(same_bits(cpu::lane_sum<float>(n, [&](int64_t j) { return pa[j]; }), ref_sum));
       CHECK(same_bits(cpu::lane_sum_of<float>(n, pa), ref_sum));
       CHECK(same_bits(cpu::lane_sum_double(n, pa), lane_reference_double(n, pa)));
-#if defined(__AVX512F__) || !defined(__FMA__)
+#if defined(__AVX512F__) || defined(__AVX2__) || !defined(__FMA__)
       CHECK(same_bits(cpu::lane_dot<float>(n, pa, pb), lane_reference(n, pa, pb, fused)));
 #endif
     }

@@ -25,7 +25,8 @@ namespace nl {
 
 namespace {
 // Σ ((x - m) - lo)² of one row in cpu::lane_sum's 16 lanes, order and bits (each lane adds d·d as one fused
-// multiply-add, as GCC contracts the generic loop); with AVX-512 on a register, the tail by a masked load.
+// multiply-add, as GCC contracts the generic loop); with AVX-512 on a register, the tail by a masked load; with
+// AVX2 on two registers, the tail by vmaskmovps into the first lanes only.
 template <typename T>
 T squared_deviations(int64_t H, const T* xr, T m, T lo) {
 #if defined(__AVX512F__)
@@ -43,6 +44,25 @@ T squared_deviations(int64_t H, const T* xr, T m, T lo) {
       acc = _mm512_mask3_fmadd_ps(d, d, acc, k);
     }
     return cpu::lane_tree(acc);
+  }
+#elif defined(NL_LANES_AVX2)
+  if constexpr (std::is_same_v<T, float>) {
+    const __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(lo);
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();  // lanes 0-7 and 8-15
+    auto dev = [&](__m256 x) { return _mm256_sub_ps(_mm256_sub_ps(x, vm), vl); };
+    int64_t i = 0;
+    for (; i + 16 <= H; i += 16) {
+      const __m256 d0 = dev(_mm256_loadu_ps(xr + i)), d1 = dev(_mm256_loadu_ps(xr + i + 8));
+      a0 = _mm256_fmadd_ps(d0, d0, a0);
+      a1 = _mm256_fmadd_ps(d1, d1, a1);
+    }
+    if (i < H) {
+      const __m256i k0 = cpu::lanes8(H - i), k1 = cpu::lanes8(H - i - 8);
+      const __m256 d0 = dev(_mm256_maskload_ps(xr + i, k0)), d1 = dev(_mm256_maskload_ps(xr + i + 8, k1));
+      a0 = cpu::in_lanes(a0, _mm256_fmadd_ps(d0, d0, a0), k0);
+      a1 = cpu::in_lanes(a1, _mm256_fmadd_ps(d1, d1, a1), k1);
+    }
+    return cpu::lane_tree(a0, a1);
   }
 #endif
   return cpu::lane_sum<T>(H, [&](int64_t i) {
