@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "backends/cpu/prefetch.h"
+#include "backends/cpu/vec_math.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -60,10 +61,7 @@ struct Avx2 {
   static void store(float* p, Mask m, Vec v) { _mm256_maskstore_ps(p, m, v); }
   static Vec loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, Vec v) { _mm256_storeu_ps(p, v); }
-  static Mask mask(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)std::clamp<int64_t>(n, 0, 8)),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
+  static Mask mask(int64_t n) { return lanes8(n); }
   static bool full(Mask m) { return _mm256_movemask_ps(_mm256_castsi256_ps(m)) == 0xFF; }
 };
 

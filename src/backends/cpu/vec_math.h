@@ -9,14 +9,21 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
 #include <immintrin.h>
-#elif defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
+#endif
+#if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
 #define NL_LANES_AVX2 1  // the row sums below on AVX2 registers (builds without AVX-512)
 #endif
 
 namespace nl::cpu {
+
+#if defined(__AVX2__)
+/// The first r (clamped to [0, 8]) of 8 float lanes: a mask for vmaskmovps and blends.
+inline __m256i lanes8(int64_t r) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)std::clamp<int64_t>(r, 0, 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#endif
 
 /// e^x for float: Cody–Waite range reduction x = n·ln2 + r (|r| ≤ ln2/2) and Cephes' degree-6
 /// polynomial for e^r (cephes/single/expf.c), scaled by 2^n through the exponent bits. Relative error
@@ -65,10 +72,6 @@ inline float lane_tree(__m256 lo, __m256 hi) {
   __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));         // w = 4
   q = _mm_add_ps(q, _mm_movehl_ps(q, q));                                                // w = 2
   return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, _MM_SHUFFLE(1, 1, 1, 1))));  // w = 1
-}
-/// The first r (clamped to [0, 8]) of 8 float lanes: a mask for vmaskmovps and blends.
-inline __m256i lanes8(int64_t r) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)std::clamp<int64_t>(r, 0, 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 /// `sum` in the lanes of k, `acc` (its bits, -0 included) in the others: a tail added to the first lanes
 /// only, as lane_sum's scalar tail.
