@@ -187,6 +187,12 @@ Variable attention_composite(const Variable& q, const Variable& k, const Variabl
 /// weight). Throws std::invalid_argument on a too-short last dim or a weight/bias that is not [H].
 Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts, const Variable& weight = Variable(),
                           const Variable& bias = Variable());
+/// The same over the channel groups of images x [N, C, H, W] (LN-G-Position, Ni et al. 2024): each
+/// (image, group, pixel) normalises its C/G channels, weight/bias [C] per channel (tensor/ops_nn.h,
+/// layer_norm_channels), with no permute of the image. Throws std::invalid_argument unless x is a floating
+/// image, 1 <= groups divides C and weight/bias are [C].
+Variable layer_norm_channels_fused(const Variable& x, int64_t groups, const LayerNormOptions& opts,
+                                   const Variable& weight = Variable(), const Variable& bias = Variable());
 
 /// The channel between PowerNorm's backward and its module (see power_norm_fused): the backward puts
 /// the new E statistic [D] in `next_E`; after the backward pass, `apply(next_E)` (set by the module;

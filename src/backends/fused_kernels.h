@@ -126,6 +126,20 @@ class FusedKernels {
   virtual void layer_norm_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                    const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
                                    const NormKernelOpts& o, bool accumulate) = 0;
+  /// The LayerNorm family over channel groups of images, in their NCHW layout (LN-G-Position, Ni et al.
+  /// 2024; ni-pn-details.md §4): x contiguous [N, C, P] (P = H·W pixels), C = G·n; each (image, group g,
+  /// pixel p) normalises the n values x[:, g·n + j, p], j < n, as layer_norm normalises a row (the same
+  /// options), and the affine is per channel: y[:, c, p] = weight[c] ⊙ (x - mu)/D + bias[c]. mean and rstd
+  /// are contiguous [N, G, P]; weight and bias [C] or data == nullptr. The same function as layer_norm on
+  /// the permuted rows [N·P·G, n] (without a permute); 1 <= G, G divides C, n >= 2 when unbiased.
+  virtual void layer_norm_channels(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
+                                   const Desc& weight, const Desc& bias, int64_t groups, const NormKernelOpts& o) = 0;
+  /// Backward of layer_norm_channels: layer_norm_backward's closed form per (image, group, pixel), gx [N, C, P];
+  /// gweight[c] = Σ_{N, P} gy ⊙ (x - mu)/D, gbias[c] = Σ_{N, P} gy (absent when data == nullptr; overwritten);
+  /// `accumulate` as layer_norm_backward's.
+  virtual void layer_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                            const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                            int64_t groups, const NormKernelOpts& o, bool accumulate) = 0;
   /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
   /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
   /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights

@@ -97,6 +97,20 @@ LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tens
                                    const Tensor& weight, const LayerNormOptions& o, bool want_weight,
                                    bool want_bias, const Tensor& accumulate_into = Tensor());
 
+/// The LayerNorm family over channel groups of images x [N, C, H, W] in place of rows (LN-G-Position,
+/// Ni et al. 2024): each (image, group g, pixel) normalises its n = C/G channels g·n .. g·n + n - 1 as
+/// layer_norm normalises a row (the same options), then y = weight[c] ⊙ · + bias[c] per channel (weight,
+/// bias [C] or undefined). The result's mean and rstd are [N, G, H, W]. Equals layer_norm on the permuted
+/// rows [N·H·W·G, n] up to rounding, without the permutes. Throws std::invalid_argument unless x is a
+/// floating [N, C, H, W], 1 <= groups divides C (n >= 2 when unbiased) and weight/bias are [C] like x.
+LayerNormResult layer_norm_channels(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t groups,
+                                    const LayerNormOptions& o);
+/// Backward of layer_norm_channels, as layer_norm_backward (gradients [N, C, H, W] and [C]; the same
+/// `accumulate_into` contract).
+LayerNormGrads layer_norm_channels_backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                            const Tensor& weight, int64_t groups, const LayerNormOptions& o,
+                                            bool want_weight, bool want_bias, const Tensor& accumulate_into = Tensor());
+
 // ---- attention (ops_attention.cpp; Vaswani et al. 2017, Eq. 1; docs/attention.md) ----
 
 /// Options of the attention row kernels.

@@ -10,6 +10,15 @@
 namespace nl {
 
 namespace {
+// Throws unless weight and bias are undefined or [H] like x.
+void check_affine(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t H) {
+  check_like(op, x, {&weight, &bias}, "weight and bias");
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && p->shape() != Shape{H})
+      throw std::invalid_argument(std::string(op) + ": weight and bias must be [" + std::to_string(H) + "], got " +
+                                  shape_str(p->shape()));
+}
+
 // Rows of the last dim: throws unless x can be normalised over it and weight/bias are [H] like x.
 int64_t check_norm_args(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias,
                         const LayerNormOptions& o) {
@@ -17,12 +26,31 @@ int64_t check_norm_args(const char* op, const Tensor& x, const Tensor& weight, c
   if (x.dim() < 1 || x.size(-1) < (o.unbiased ? 2 : 1))
     throw std::invalid_argument(std::string(op) + ": last dim of " + shape_str(x.shape()) + " is too small to normalise");
   const int64_t H = x.size(-1);
-  check_like(op, x, {&weight, &bias}, "weight and bias");
-  for (const Tensor* p : {&weight, &bias})
-    if (p->defined() && p->shape() != Shape{H})
-      throw std::invalid_argument(std::string(op) + ": weight and bias must be [" + std::to_string(H) + "], got " +
-                                  shape_str(p->shape()));
+  check_affine(op, x, weight, bias, H);
   return H;
+}
+
+// Images [N, C, H, W] in channel groups: throws unless G divides C into groups that can be normalised and
+// weight/bias are [C]; returns x's [N, C, H·W] shape.
+Shape check_channel_args(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t groups,
+                         const LayerNormOptions& o) {
+  check_floating(x, op);
+  if (x.dim() != 4)
+    throw std::invalid_argument(std::string(op) + ": input must be images [N, C, H, W], got " + shape_str(x.shape()));
+  const int64_t C = x.size(1);
+  if (groups < 1 || C % groups != 0 || C / groups < (o.unbiased ? 2 : 1))
+    throw std::invalid_argument(std::string(op) + ": groups = " + std::to_string(groups) + " must divide the " +
+                                std::to_string(C) + " channels of " + shape_str(x.shape()) + " into groups of " +
+                                (o.unbiased ? "at least 2 (unbiased)" : "at least 1"));
+  check_affine(op, x, weight, bias, C);
+  return {x.size(0), C, x.size(2) * x.size(3)};
+}
+
+// The tensor into which a backward adds dx in the kernel's pass, when `acc` can be one (contiguous, x's
+// shape, dtype and device).
+bool accumulates_into(const Tensor& acc, const Tensor& x) {
+  return acc.defined() && acc.shape() == x.shape() && acc.dtype() == x.dtype() && acc.device() == x.device() &&
+         acc.is_contiguous();
 }
 }  // namespace
 
@@ -56,8 +84,7 @@ LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tens
   Tensor x2 = x.contiguous().view({R, H}), gc = gy.contiguous().view({R, H});
   Tensor w = weight.defined() ? weight.contiguous() : Tensor();
   const Tensor& acc = accumulate_into;
-  const bool accumulate = acc.defined() && acc.shape() == x.shape() && acc.dtype() == x.dtype() &&
-                          acc.device() == x.device() && acc.is_contiguous();
+  const bool accumulate = accumulates_into(acc, x);
   LayerNormGrads g{accumulate ? acc.view({R, H}) : Tensor::empty({R, H}, x.dtype(), x.device()), Tensor(), Tensor()};
   if (want_weight && w.defined()) g.weight = Tensor::empty({H}, x.dtype(), x.device());
   if (want_bias) g.bias = Tensor::empty({H}, x.dtype(), x.device());
@@ -65,6 +92,48 @@ LayerNormGrads layer_norm_backward(const Tensor& gy, const Tensor& x, const Tens
                                     mean.contiguous().desc(), rstd.contiguous().desc(), opt_desc(w), o, accumulate);
   if (accumulate) acc.bump_version();
   g.x = accumulate ? acc : g.x.view(x.shape());
+  return g;
+}
+
+LayerNormResult layer_norm_channels(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t groups,
+                                    const LayerNormOptions& o) {
+  observe(AutocastOp::Norm, x);
+  const Shape s = check_channel_args("layer_norm_channels", x, weight, bias, groups, o);
+  Tensor xc = x.contiguous();
+  Tensor w = weight.defined() ? weight.contiguous() : Tensor(), b = bias.defined() ? bias.contiguous() : Tensor();
+  const Shape stats{x.size(0), groups, x.size(2), x.size(3)};
+  LayerNormResult r{Tensor::empty(x.shape(), xc.dtype(), xc.device()), Tensor::empty(stats, xc.dtype(), xc.device()),
+                    Tensor::empty(stats, xc.dtype(), xc.device())};
+  const Shape s3{s[0], groups, s[2]};
+  fused_for(xc).layer_norm_channels(r.y.view(s).desc(), r.mean.view(s3).desc(), r.rstd.view(s3).desc(),
+                                    xc.view(s).desc(), opt_desc(w), opt_desc(b), groups, o);
+  return r;
+}
+
+LayerNormGrads layer_norm_channels_backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                            const Tensor& weight, int64_t groups, const LayerNormOptions& o,
+                                            bool want_weight, bool want_bias, const Tensor& accumulate_into) {
+  observe(AutocastOp::Norm, x);
+  const char* op = "layer_norm_channels_backward";
+  const Shape s = check_channel_args(op, x, weight, Tensor(), groups, o);
+  check_same(gy, x, op);
+  check_like(op, x, {&mean, &rstd}, "mean and 1/D");
+  const Shape s3{s[0], groups, s[2]};
+  if (gy.shape() != x.shape() || mean.numel() != s[0] * groups * s[2] || rstd.numel() != mean.numel())
+    throw std::invalid_argument(std::string(op) + ": gradient " + shape_str(gy.shape()) + ", mean " +
+                                shape_str(mean.shape()) + " and 1/D " + shape_str(rstd.shape()) +
+                                " do not match the input " + shape_str(x.shape()) + " in " + std::to_string(groups) +
+                                " groups");
+  Tensor xc = x.contiguous().view(s), gc = gy.contiguous().view(s);
+  Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const bool accumulate = accumulates_into(accumulate_into, x);
+  LayerNormGrads g{accumulate ? accumulate_into : Tensor::empty(x.shape(), x.dtype(), x.device()), Tensor(), Tensor()};
+  if (want_weight && w.defined()) g.weight = Tensor::empty({s[1]}, x.dtype(), x.device());
+  if (want_bias) g.bias = Tensor::empty({s[1]}, x.dtype(), x.device());
+  fused_for(xc).layer_norm_channels_backward(g.x.view(s).desc(), opt_desc(g.weight), opt_desc(g.bias), gc.desc(),
+                                             xc.desc(), mean.contiguous().view(s3).desc(),
+                                             rstd.contiguous().view(s3).desc(), opt_desc(w), groups, o, accumulate);
+  if (accumulate) g.x.bump_version();
   return g;
 }
 

@@ -7,6 +7,7 @@
 #include "autograd/functions.h"
 #include "autograd/gradcheck.h"
 #include "backends/cuda_test_util.h"
+#include "norm_variants.h"
 
 using namespace nl;
 using nltest::check_close;
@@ -71,13 +72,8 @@ TEST_CASE("softmax and cross-entropy forward and backward match the CPU", "[cuda
 
 TEST_CASE("LayerNorm family forward and backward match the CPU", "[cuda]") {
   for (DType dt : {DType::Float32, DType::Float64})
-    for (int variant = 0; variant < 5; ++variant) {
-      LayerNormOptions o;
-      o.unbiased = variant == 1;
-      o.eps_inside = variant != 1;
-      o.center = variant != 4;
-      o.detach_mean = variant == 2;
-      o.detach_std = variant == 3;
+    for (int variant = 0; variant < nltest::kNormVariants; ++variant) {
+      const LayerNormOptions o = nltest::norm_variant(variant);
       INFO("variant " << variant);
       compare({Tensor::randn({17, 512}, 1, 3, dt)}, {17, 512}, dt,
               [&](const std::vector<Variable>& v) { return layer_norm_fused(v[0], o); });

@@ -1,6 +1,6 @@
 // Composite LayerNorm family (Xu et al. 2019, Eq. 1 and the closed-form backward of appendix B, as in
-// cpu_norm.cpp) and Adam/AdamW (Kingma & Ba 2015, Alg. 1; Loshchilov & Hutter 2019, as in
-// cpu_optim.cpp), written with core kernels.
+// cpu_norm.cpp; over NCHW channel groups as in cpu_norm_channels.cpp) and Adam/AdamW (Kingma & Ba 2015,
+// Alg. 1; Loshchilov & Hutter 2019, as in cpu_optim.cpp), written with core kernels.
 #include <cmath>
 
 #include "backends/composite/composite_kernels.h"
@@ -96,6 +96,70 @@ void CompositeKernels::layer_norm_backward(const Desc& gx, const Desc& gweight, 
     be_.binary(BinaryOp::Mul, prod.d(), d.d(), coef.as({R, H}, {1, 0}));
     be_.binary(BinaryOp::Sub, GX, GX, prod.d());
   }
+}
+
+// LN-G over NCHW channel groups: the rows kernels above (or a backend's own) on the permuted rows
+// [N·P·G, n], with the per-channel affine and its gradients on the NCHW layout.
+namespace {
+// x [N, C, P] seen as [N, P, C] (a pixel's channels one after the other; no copy).
+Desc by_pixel(const Desc& x, int64_t N, int64_t C, int64_t P) { return view(x, {N, P, C}, {C * P, 1, P}); }
+}  // namespace
+
+void CompositeKernels::layer_norm_channels(const Desc& y, const Desc& mean, const Desc& rstd, const Desc& x,
+                                           const Desc& weight, const Desc& bias, int64_t groups,
+                                           const NormKernelOpts& o) {
+  const int64_t N = x.shape[0], C = x.shape[1], P = x.shape[2], G = groups, R = N * P * G, n = C / G;
+  if (N * C * P == 0) return;
+  const DType t = x.dtype;
+  const int dev = x.device_index;
+  Scratch xr(be_, t, dev, {R, n}), yr(be_, t, dev, {R, n}), mr(be_, t, dev, {R}), rr(be_, t, dev, {R});
+  be_.copy(xr.as({N, P, C}, {P * C, C, 1}), by_pixel(x, N, C, P));
+  layer_norm(yr.d(), mr.d(), rr.d(), xr.d(), Desc{}, Desc{}, o);
+  be_.copy(by_pixel(y, N, C, P), yr.as({N, P, C}, {P * C, C, 1}));
+  be_.copy(by_pixel(mean, N, G, P), mr.as({N, P, G}, {P * G, G, 1}));
+  be_.copy(by_pixel(rstd, N, G, P), rr.as({N, P, G}, {P * G, G, 1}));
+  const Desc Y = reshaped(y, {N, C, P});
+  if (weight.data) be_.binary(BinaryOp::Mul, Y, Y, view(weight, {N, C, P}, {0, 1, 0}));
+  if (bias.data) be_.binary(BinaryOp::Add, Y, Y, view(bias, {N, C, P}, {0, 1, 0}));
+}
+
+void CompositeKernels::layer_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias,
+                                                    const Desc& gy, const Desc& x, const Desc& mean,
+                                                    const Desc& rstd, const Desc& weight, int64_t groups,
+                                                    const NormKernelOpts& o, bool accumulate) {
+  const int64_t N = x.shape[0], C = x.shape[1], P = x.shape[2], G = groups, R = N * P * G, n = C / G;
+  if (N * C * P == 0) return;
+  const DType t = x.dtype;
+  const int dev = x.device_index;
+  if (accumulate) {  // the gradient into scratch, then added to what gx holds
+    Scratch g(be_, t, dev, {N, C, P});
+    layer_norm_channels_backward(g.d(), gweight, gbias, gy, x, mean, rstd, weight, groups, o, false);
+    be_.binary(BinaryOp::Add, reshaped(gx, {N, C, P}), reshaped(gx, {N, C, P}), g.d());
+    return;
+  }
+  // Parameter gradients: sums over images and pixels per channel ([C, N, P] views reduced over N, P).
+  if (gbias.data) be_.reduce(ReduceOp::Sum, reshaped(gbias, {C}), view(gy, {C, N, P}, {P, C * P, 1}), 2);
+  if (gweight.data) {  // Σ gy ⊙ (x - mu)/D, mu and 1/D of [N, G, P] broadcast over a group's n channels
+    Scratch prod(be_, t, dev, {N, G, n, P});
+    const Desc MB = view(mean, {N, G, n, P}, {G * P, P, 0, 1}), RB = view(rstd, {N, G, n, P}, {G * P, P, 0, 1});
+    be_.binary(BinaryOp::Sub, prod.d(), reshaped(x, {N, G, n, P}), MB);
+    be_.binary(BinaryOp::Mul, prod.d(), prod.d(), RB);
+    be_.binary(BinaryOp::Mul, prod.d(), prod.d(), reshaped(gy, {N, G, n, P}));
+    be_.reduce(ReduceOp::Sum, reshaped(gweight, {C}), prod.as({C, N, P}, {P, C * P, 1}), 2);
+  }
+  // dx: the rows backward on w ⊙ gy, permuted to rows and back.
+  Scratch xr(be_, t, dev, {R, n}), gr(be_, t, dev, {R, n}), gxr(be_, t, dev, {R, n}), mr(be_, t, dev, {R}),
+      rr(be_, t, dev, {R});
+  const Desc GR = gr.as({N, P, C}, {P * C, C, 1});
+  if (weight.data)
+    be_.binary(BinaryOp::Mul, GR, by_pixel(gy, N, C, P), view(weight, {N, P, C}, {0, 0, 1}));
+  else
+    be_.copy(GR, by_pixel(gy, N, C, P));
+  be_.copy(xr.as({N, P, C}, {P * C, C, 1}), by_pixel(x, N, C, P));
+  be_.copy(mr.as({N, P, G}, {P * G, G, 1}), by_pixel(mean, N, G, P));
+  be_.copy(rr.as({N, P, G}, {P * G, G, 1}), by_pixel(rstd, N, G, P));
+  layer_norm_backward(gxr.d(), Desc{}, Desc{}, gr.d(), xr.d(), mr.d(), rr.d(), Desc{}, o, false);
+  be_.copy(by_pixel(gx, N, C, P), gxr.as({N, P, C}, {P * C, C, 1}));
 }
 
 void CompositeKernels::adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,

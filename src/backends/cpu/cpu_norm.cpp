@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/flag_dispatch.h"
 #include "backends/profiler.h"
 #include "backends/cpu/row_chunks.h"
 #include "backends/cpu/threads.h"
@@ -207,14 +208,10 @@ void CpuBackend::layer_norm_backward(const Desc& gx, const Desc& gweight, const 
         T* aw = cols.row();
         // One pass for d, the parameter-gradient rows, g = w ⊙ dL/dy and the sums Σ g and Σ g·d (row_pass).
         T gsum, S;
-        if (aw && gwr)
-          row_pass<T, true, true>(H, xr, gr, wp, m, lo, inv_t, d, aw, gwr, gsum, S);
-        else if (aw)
-          row_pass<T, true, false>(H, xr, gr, wp, m, lo, inv_t, d, aw, gwr, gsum, S);
-        else if (gwr)
-          row_pass<T, false, true>(H, xr, gr, wp, m, lo, inv_t, d, aw, gwr, gsum, S);
-        else
-          row_pass<T, false, false>(H, xr, gr, wp, m, lo, inv_t, d, aw, gwr, gsum, S);
+        cpu::with_flags(aw != nullptr, gwr != nullptr, [&](auto cols_flag, auto w_flag) {
+          row_pass<T, decltype(cols_flag)::value, decltype(w_flag)::value>(H, xr, gr, wp, m, lo, inv_t, d, aw, gwr,
+                                                                           gsum, S);
+        });
         if (aw) cols.next();
         if (gwr) gr = gwr;
         const T gbar = through_mean ? T((double)gsum / (double)H) : T(0);

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "autograd/functions.h"
 #include "nn/norm/layer_norm.h"
 
 namespace nl {
@@ -86,17 +87,29 @@ Variable GroupedNorm::normalize_image_groups(const Variable& x, const Shape& s) 
 
 Variable LayerNormG::forward(const Variable& x_in) {
   const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
-  return normalize_rows(to_rows(x, dim, "LayerNormG(" + std::to_string(dim) + ")"));  // images: one row per pixel
+  if (x.dim() == 4 && x.size(1) == dim) {
+    // Images: each pixel's channel groups, normalised and scaled in the NCHW layout by one kernel (the same
+    // function as normalize_rows on one row per pixel, without the permutes).
+    check_groups_hold_several(x.shape());
+    LayerNormOptions o;  // plain_ln's flags: biased variance, eps inside the sqrt, centred, nothing detached
+    o.eps = cfg_.eps;
+    return layer_norm_channels_fused(x, cfg_.groups, o, weight, bias);
+  }
+  return normalize_rows(to_rows(x, dim, "LayerNormG(" + std::to_string(dim) + ")"));
+}
+
+void GroupedNorm::check_groups_hold_several(const Shape& input) const {
+  // A group of one value is centred to 0 whatever the input (InstanceNorm refuses the same case): the norm
+  // would output its bias alone and cut every gradient.
+  if (cfg_.groups == dim && dim > 1)
+    throw std::invalid_argument(type_name() + "(" + std::to_string(dim) + "): groups = " + std::to_string(cfg_.groups) +
+                                " = the feature dim on " + shape_str(input) + ": each group holds one value, whose "
+                                "normalised output is 0 for every input; use fewer groups (a divisor of " +
+                                std::to_string(dim) + " below it)");
 }
 
 Variable GroupedNorm::normalize_rows(const Rows& r) const {
-  // On features or tokens a group of one value is centred to 0 whatever the input (InstanceNorm refuses the
-  // same case): the norm would output its bias alone and cut every gradient.
-  if (cfg_.groups == dim && dim > 1)
-    throw std::invalid_argument(type_name() + "(" + std::to_string(dim) + "): groups = " + std::to_string(cfg_.groups) +
-                                " = the feature dim on " + shape_str(r.shape) + ": each group holds one value, whose "
-                                "normalised output is 0 for every input; use fewer groups (a divisor of " +
-                                std::to_string(dim) + " below it)");
+  check_groups_hold_several(r.shape);
   return from_rows(apply_affine(grouped_normalize(r.rows, cfg_.groups, true, cfg_.eps), weight, bias), r);
 }
 

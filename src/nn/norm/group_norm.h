@@ -11,7 +11,8 @@
 //   groupnorm: the group's C/G channels over all H x W pixels of one image (torch.nn.GroupNorm, Wu & He
 //              Eq. 1 with S_i = the group's (C/G, H, W) block);
 //   lng:       the group's C/G channels at each pixel on its own ("LN-G-Position",
-//              ni-pn-details.md §4; Musicath/Parallel-LN pln.py permutes NCHW to NHWC).
+//              ni-pn-details.md §4; Musicath/Parallel-LN pln.py permutes NCHW to NHWC; normlab normalises
+//              in the NCHW layout, layer_norm_channels_fused).
 // On tokens ([N, D], [B, T, D]) the two are the same function: LN applied per group of features (LN-G
 // with G = 1 is LayerNorm; GroupNorm with G = 1 on an image is LayerNorm over (C, H, W)).
 // Gradients are exact (autograd through the fused LayerNorm kernel of autograd/functions/layer_norm.cpp,
@@ -49,6 +50,8 @@ class GroupedNorm : public Module {
   /// LN per group of features of each row, then the affine; back to the input's layout. Throws
   /// std::invalid_argument when groups = d > 1 (one value per group: the output would be 0 for every input).
   Variable normalize_rows(const Rows& r) const;
+  /// Throws std::invalid_argument (naming `input`'s shape) when groups = d > 1: one value per group.
+  void check_groups_hold_several(const Shape& input) const;
   /// Images x [N, C, H, W]: each group's C/G channels pooled over all H x W pixels, then the affine.
   Variable normalize_image_groups(const Variable& x, const Shape& s) const;
   GroupNormConfig cfg_;

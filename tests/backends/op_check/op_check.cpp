@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/mixed_precision.h"
 #include "tensor/ops.h"
+#include "norm_variants.h"
 
 namespace nltest::opcheck {
 namespace {
@@ -324,13 +325,8 @@ std::vector<OpCase> build() {
         return Ins{g};
       });
   // ---- fused: the LayerNorm family (Xu et al. 2019), 4099 rows so the weight/bias sums are long ----
-  for (int v = 0; v < 5; ++v) {
-    nl::NormKernelOpts o;
-    o.unbiased = v == 1;
-    o.eps_inside = v != 1;
-    o.center = v != 4;
-    o.detach_mean = v == 2;
-    o.detach_std = v == 3;
+  for (int v = 0; v < nltest::kNormVariants; ++v) {
+    const nl::NormKernelOpts o = nltest::norm_variant(v);
     const std::string n = "layer_norm.v" + std::to_string(v);
     auto ins = [](DType t, std::mt19937& r) {
       return Ins{randn({4099, 256}, t, r, 1, 2), randn({256}, t, r, 1, 0.5), randn({256}, t, r), randn({4099, 256}, t, r)};
@@ -356,6 +352,31 @@ std::vector<OpCase> build() {
       be.fused().layer_norm_backward(gx.desc(), Desc{}, Desc{}, in[3].desc(), in[0].desc(), mean.desc(), rstd.desc(),
                                      in[1].desc(), o, true);
       return Ins{gx};
+    });
+  }
+  // ---- fused: the same over NCHW channel groups (LN-G), 130 images so the per-channel sums are long ----
+  for (int v = 0; v < nltest::kNormVariants; ++v) {
+    const nl::NormKernelOpts o = nltest::norm_variant(v);
+    const std::string n = "layer_norm_channels.v" + std::to_string(v);
+    auto ins = [](DType t, std::mt19937& r) {
+      return Ins{randn({130, 16, 100}, t, r, 1, 2), randn({16}, t, r, 1, 0.5), randn({16}, t, r),
+                 randn({130, 16, 100}, t, r)};
+    };
+    add(n, Tol{}, ins, [o](Backend& be, Device d, DType t, const Ins& in) {
+      Tensor y = out({130, 16, 100}, t, d), mean = out({130, 4, 100}, t, d), rstd = out({130, 4, 100}, t, d);
+      be.fused().layer_norm_channels(y.desc(), mean.desc(), rstd.desc(), in[0].desc(), in[1].desc(), in[2].desc(), 4,
+                                     o);
+      return Ins{y, mean, rstd};
+    });
+    add(n + ".backward", Tol{}, ins, [o](Backend& be, Device d, DType t, const Ins& in) {
+      Tensor y = Tensor::empty({130, 16, 100}, t, d), mean = Tensor::empty({130, 4, 100}, t, d),
+             rstd = Tensor::empty({130, 4, 100}, t, d);
+      be.fused().layer_norm_channels(y.desc(), mean.desc(), rstd.desc(), in[0].desc(), in[1].desc(), in[2].desc(), 4,
+                                     o);
+      Tensor gx = in[0].clone(), gw = out({16}, t, d), gb = out({16}, t, d);  // gx accumulates onto x's values
+      be.fused().layer_norm_channels_backward(gx.desc(), gw.desc(), gb.desc(), in[3].desc(), in[0].desc(),
+                                              mean.desc(), rstd.desc(), in[1].desc(), 4, o, true);
+      return Ins{gx, gw, gb};
     });
   }
   // ---- fused: attention rows (key padding, additive mask, causal, dropout) ----
