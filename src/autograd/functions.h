@@ -194,6 +194,19 @@ Variable layer_norm_fused(const Variable& x, const LayerNormOptions& opts, const
 Variable layer_norm_channels_fused(const Variable& x, int64_t groups, const LayerNormOptions& opts,
                                    const Variable& weight = Variable(), const Variable& bias = Variable());
 
+/// BatchNorm's training step over the channels of images, as one op (Ioffe & Szegedy 2015, Alg. 1).
+struct BatchNormStep {
+  Variable y;   ///< [N, C, H, W]
+  Tensor mean;  ///< [C] batch mean (no gradient: for the running statistics)
+  Tensor var;   ///< [C] biased batch variance (likewise)
+};
+/// y = weight[c]·(x - mean_c)/sqrt(var_c + eps) + bias[c] with the batch statistics of each channel of x
+/// [N, C, H, W] (tensor/ops_nn.h, batch_norm_channels), the gradient through them in one backward kernel,
+/// no permute of the image. Throws std::invalid_argument unless x is a floating image with N·H·W >= 2 and
+/// weight/bias are [C].
+BatchNormStep batch_norm_channels_fused(const Variable& x, double eps, const Variable& weight = Variable(),
+                                        const Variable& bias = Variable());
+
 /// The channel between PowerNorm's backward and its module (see power_norm_fused): the backward puts
 /// the new E statistic [D] in `next_E`; after the backward pass, `apply(next_E)` (set by the module;
 /// empty once the module is gone, then the value is dropped) writes it into the module's buffer.

@@ -140,6 +140,18 @@ class FusedKernels {
   virtual void layer_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                             const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
                                             int64_t groups, const NormKernelOpts& o, bool accumulate) = 0;
+  /// BatchNorm's training forward over the channels of images (Ioffe & Szegedy 2015, Alg. 1): x contiguous
+  /// [N, C, P] (P = H·W); per channel c the mean mu_c and biased variance var_c of its N·P values (summed
+  /// in double), y = weight[c]·(x - mu_c)·rstd_c + bias[c] with rstd_c = 1/sqrt(var_c + eps). Writes mean,
+  /// var and rstd, each contiguous [C]; weight and bias [C] or data == nullptr. N·P >= 1.
+  virtual void batch_norm_channels(const Desc& y, const Desc& mean, const Desc& var, const Desc& rstd, const Desc& x,
+                                   const Desc& weight, const Desc& bias, double eps) = 0;
+  /// Its backward through the batch statistics: with g = weight ⊙ gy and n̂ = (x - mu)·rstd per channel,
+  /// gx = rstd·(g - mean(g) - n̂·mean(g·n̂)) (means over the channel's N·P values), gweight[c] = Σ gy·n̂,
+  /// gbias[c] = Σ gy (absent when data == nullptr; overwritten); `accumulate` as layer_norm_backward's.
+  virtual void batch_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                            const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                            bool accumulate) = 0;
   /// Attention forward row kernel, per row of `scores` (contiguous [batch*heads*tq, tk], the raw q k^T):
   /// x_j = scale * scores_j + attn_mask[i, j]; writes P = softmax over the unblocked keys into `probs`
   /// (blocked keys: 0; a row with every key blocked: all 0; may alias `scores`) and the dropped weights

@@ -111,6 +111,23 @@ LayerNormGrads layer_norm_channels_backward(const Tensor& gy, const Tensor& x, c
                                             const Tensor& weight, int64_t groups, const LayerNormOptions& o,
                                             bool want_weight, bool want_bias, const Tensor& accumulate_into = Tensor());
 
+/// BatchNorm's training forward over the channels of images x [N, C, H, W] (Ioffe & Szegedy 2015, Alg. 1).
+struct BatchNormResult {
+  Tensor y;     ///< [N, C, H, W]: weight[c]·(x - mean_c)·rstd_c + bias[c]
+  Tensor mean;  ///< [C] batch mean per channel
+  Tensor var;   ///< [C] biased batch variance per channel (the running variance takes it times n/(n - 1))
+  Tensor rstd;  ///< [C] 1/sqrt(var + eps), saved for the backward
+};
+/// Normalises each channel of x with the mean and biased variance of its N·H·W values (summed in double),
+/// in the NCHW layout; weight and bias [C] of x's dtype and device, or undefined. Throws
+/// std::invalid_argument unless x is a floating [N, C, H, W] with N·H·W >= 2 and weight/bias are [C].
+BatchNormResult batch_norm_channels(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps);
+/// Backward of batch_norm_channels through the batch statistics (the same `accumulate_into` contract as
+/// layer_norm_backward); gradients [N, C, H, W] and [C].
+LayerNormGrads batch_norm_channels_backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                            const Tensor& weight, bool want_weight, bool want_bias,
+                                            const Tensor& accumulate_into = Tensor());
+
 // ---- attention (ops_attention.cpp; Vaswani et al. 2017, Eq. 1; docs/attention.md) ----
 
 /// Options of the attention row kernels.

@@ -122,6 +122,20 @@ TEST_CASE("backend fallback: composite LayerNorm over NCHW channel groups matche
     }
 }
 
+TEST_CASE("backend fallback: composite BatchNorm over the channels of images matches the fused CPU kernel",
+          "[backend][fallback]") {
+  for (DType dt : {DType::Float64, DType::Float32}) {
+    INFO(dtype_name(dt));
+    Tensor x = Tensor::randn({3, 5, 4, 7}, 0.5, 2.0, dt);
+    Tensor g = Tensor::randn({5}, 1.0, 0.5, dt), b = Tensor::randn({5}, 0.0, 1.0, dt);
+    check_same_on_both({x, g, b}, {3, 5, 4, 7}, dt, [&](const std::vector<Variable>& v) {
+      return batch_norm_channels_fused(v[0], 1e-5, v[1], v[2]).y;
+    });
+    check_same_on_both({x}, {3, 5, 4, 7}, dt,
+                       [&](const std::vector<Variable>& v) { return batch_norm_channels_fused(v[0], 1e-5).y; });
+  }
+}
+
 TEST_CASE("backend fallback: composite attention matches the fused CPU kernels with masks and dropout",
           "[backend][fallback]") {
   const int64_t B = 2, H = 3, Tq = 4, Tk = 5, dh = 3;

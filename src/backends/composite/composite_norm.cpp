@@ -1,6 +1,7 @@
 // Composite LayerNorm family (Xu et al. 2019, Eq. 1 and the closed-form backward of appendix B, as in
-// cpu_norm.cpp; over NCHW channel groups as in cpu_norm_channels.cpp) and Adam/AdamW (Kingma & Ba 2015,
-// Alg. 1; Loshchilov & Hutter 2019, as in cpu_optim.cpp), written with core kernels.
+// cpu_norm.cpp; over NCHW channel groups as in cpu_norm_channels.cpp), BatchNorm over the channels of images
+// (Ioffe & Szegedy 2015, as cpu_batch_norm_channels.cpp) and Adam/AdamW (Kingma & Ba 2015, Alg. 1;
+// Loshchilov & Hutter 2019, as in cpu_optim.cpp), written with core kernels.
 #include <cmath>
 
 #include "backends/composite/composite_kernels.h"
@@ -160,6 +161,65 @@ void CompositeKernels::layer_norm_channels_backward(const Desc& gx, const Desc& 
   be_.copy(rr.as({N, P, G}, {P * G, G, 1}), by_pixel(rstd, N, G, P));
   layer_norm_backward(gxr.d(), Desc{}, Desc{}, gr.d(), xr.d(), mr.d(), rr.d(), Desc{}, o, false);
   be_.copy(by_pixel(gx, N, C, P), gxr.as({N, P, C}, {P * C, C, 1}));
+}
+
+// BatchNorm over the channels of [N, C, P] images (as cpu_batch_norm_channels.cpp): per-channel sums are
+// reductions of the [C, N, P] view over its last two dims.
+void CompositeKernels::batch_norm_channels(const Desc& y, const Desc& mean, const Desc& var, const Desc& rstd,
+                                           const Desc& x, const Desc& weight, const Desc& bias, double eps) {
+  const int64_t N = x.shape[0], C = x.shape[1], P = x.shape[2];
+  if (N * C * P == 0) return;
+  const Desc X = reshaped(x, {N, C, P}), Y = reshaped(y, {N, C, P}), M = reshaped(mean, {C}), V = reshaped(var, {C}),
+             RS = reshaped(rstd, {C});
+  auto per_channel = [&](const Desc& d) { return view(d, {N, C, P}, {0, 1, 0}); };
+  auto by_channel = [&](const Desc& d) { return view(d, {C, N, P}, {P, C * P, 1}); };  // [N, C, P] seen as [C, N, P]
+  be_.reduce(ReduceOp::Mean, M, by_channel(X), 2);
+  be_.binary(BinaryOp::Sub, Y, X, per_channel(M));  // d = x - mu
+  Scratch sq(be_, x.dtype, x.device_index, {N, C, P});
+  be_.unary(UnaryOp::Square, sq.d(), Y, 0, 0);
+  be_.reduce(ReduceOp::Mean, V, by_channel(sq.d()), 2);
+  be_.unary(UnaryOp::Affine, RS, V, 1.0, eps);
+  be_.unary(UnaryOp::Sqrt, RS, RS, 0, 0);
+  be_.unary(UnaryOp::Reciprocal, RS, RS, 0, 0);
+  be_.binary(BinaryOp::Mul, Y, Y, per_channel(RS));
+  if (weight.data) be_.binary(BinaryOp::Mul, Y, Y, per_channel(weight));
+  if (bias.data) be_.binary(BinaryOp::Add, Y, Y, per_channel(bias));
+}
+
+void CompositeKernels::batch_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias,
+                                                    const Desc& gy, const Desc& x, const Desc& mean, const Desc& rstd,
+                                                    const Desc& weight, bool accumulate) {
+  const int64_t N = x.shape[0], C = x.shape[1], P = x.shape[2];
+  if (N * C * P == 0) return;
+  const DType t = x.dtype;
+  const int dev = x.device_index;
+  if (accumulate) {  // the gradient into scratch, then added to what gx holds
+    Scratch g(be_, t, dev, {N, C, P});
+    batch_norm_channels_backward(g.d(), gweight, gbias, gy, x, mean, rstd, weight, false);
+    be_.binary(BinaryOp::Add, reshaped(gx, {N, C, P}), reshaped(gx, {N, C, P}), g.d());
+    return;
+  }
+  auto per_channel = [&](const Desc& d) { return view(d, {N, C, P}, {0, 1, 0}); };
+  auto by_channel = [&](const Desc& d) { return view(d, {C, N, P}, {P, C * P, 1}); };
+  const Desc X = reshaped(x, {N, C, P}), GY = reshaped(gy, {N, C, P}), GX = reshaped(gx, {N, C, P});
+  Scratch nh(be_, t, dev, {N, C, P}), prod(be_, t, dev, {N, C, P}), sg(be_, t, dev, {C}), sgn(be_, t, dev, {C}),
+      a(be_, t, dev, {C});
+  be_.binary(BinaryOp::Sub, nh.d(), X, per_channel(mean));  // n̂ = (x - mu)·rstd
+  be_.binary(BinaryOp::Mul, nh.d(), nh.d(), per_channel(rstd));
+  be_.reduce(ReduceOp::Mean, sg.d(), by_channel(GY), 2);  // mean(gy)
+  be_.binary(BinaryOp::Mul, prod.d(), GY, nh.d());
+  be_.reduce(ReduceOp::Mean, sgn.d(), by_channel(prod.d()), 2);  // mean(gy·n̂)
+  if (gbias.data) be_.unary(UnaryOp::Affine, reshaped(gbias, {C}), sg.d(), (double)(N * P), 0.0);
+  if (gweight.data) be_.unary(UnaryOp::Affine, reshaped(gweight, {C}), sgn.d(), (double)(N * P), 0.0);
+  // gx = w·rstd·(gy - mean(gy) - n̂·mean(gy·n̂))
+  be_.binary(BinaryOp::Mul, prod.d(), nh.d(), per_channel(sgn.d()));
+  be_.binary(BinaryOp::Sub, GX, GY, per_channel(sg.d()));
+  be_.binary(BinaryOp::Sub, GX, GX, prod.d());
+  if (weight.data)
+    be_.binary(BinaryOp::Mul, a.d(), reshaped(weight, {C}), reshaped(rstd, {C}));
+  else
+    be_.copy(a.d(), reshaped(rstd, {C}));
+  be_.binary(BinaryOp::Mul, GX, GX, per_channel(a.d()));
 }
 
 void CompositeKernels::adam_step(const Desc& param, const Desc& grad, const Desc& m, const Desc& v,

@@ -66,6 +66,11 @@ class CpuBackend final : public Backend, public FusedKernels {
   void layer_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
                                     const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
                                     int64_t groups, const NormKernelOpts& o, bool accumulate) override;
+  void batch_norm_channels(const Desc& y, const Desc& mean, const Desc& var, const Desc& rstd, const Desc& x,
+                           const Desc& weight, const Desc& bias, double eps) override;
+  void batch_norm_channels_backward(const Desc& gx, const Desc& gweight, const Desc& gbias, const Desc& gy,
+                                    const Desc& x, const Desc& mean, const Desc& rstd, const Desc& weight,
+                                    bool accumulate) override;
   void attention_softmax(const Desc& probs, const Desc& dropped, const Desc& scores, const Desc& key_padding,
                          const Desc& attn_mask, const AttentionKernelOpts& o) override;
   void attention_softmax_backward(const Desc& gscores, const Desc& dropped, const Desc& gprobs, const Desc& probs,

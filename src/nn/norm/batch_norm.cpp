@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "autograd/functions.h"
 #include "nn/norm/group_norm.h"
 #include "nn/norm/rms_norm.h"
 #include "nn/norm/stats_sync.h"
@@ -50,9 +51,33 @@ BatchNorm::BatchNorm(int64_t d, BatchNormConfig cfg, DType dtype) : MaskedNorm("
   register_buffer("num_batches_tracked", Tensor::scalar(0, DType::Int64));
 }
 
+void BatchNorm::update_running(const Tensor& mu, const Tensor& var, const Tensor& unbias) {
+  NoGradGuard ng;
+  const double m = cfg_.momentum;
+  Tensor rm = buffer("running_mean"), rv = buffer("running_var");
+  rm.copy_(add(affine(rm, 1.0 - m, 0.0), affine(mu.reshape({dim}).to(rm.dtype()), m, 0.0)));
+  // affine(v, m * unbias, 0) with the factor on the device: m * unbias in float64, rounded to rv's dtype
+  const Tensor factor = affine(unbias, m, 0.0).to(rv.dtype());
+  rv.copy_(add(affine(rv, 1.0 - m, 0.0), mul(var.reshape({dim}).to(rv.dtype()), factor)));
+  Tensor nb = buffer("num_batches_tracked");
+  binary_into(BinaryOp::Add, nb, nb, Tensor::scalar(1, DType::Int64, nb.device()));
+}
+
 Variable BatchNorm::forward_masked(const Variable& x_in, const Tensor& pad_mask) {
   const Variable x = autocast(x_in, AutocastOp::Norm);  // statistics in float32 under autocast
   const std::string who = "BatchNorm(" + std::to_string(dim) + ")";
+  if (is_training() && cfg_.reading == BatchNormReading::Paper && x.dim() == 4 && x.size(1) == dim &&
+      !pad_mask.defined() && !batch_stats_synced() && !has_batch_stats_hooks()) {
+    // Images in training, the paper's reading, statistics of this replica: one kernel over the NCHW layout,
+    // the same function as the rows path below without its permutes (batch_norm_channels_fused).
+    const int64_t count = x.size(0) * x.size(2) * x.size(3);
+    if (count < 2)
+      throw std::invalid_argument(who + ": training needs more than one value per channel to estimate a variance, "
+                                        "got " + std::to_string(count) + "; use a larger batch or eval()");
+    BatchNormStep st = batch_norm_channels_fused(x, cfg_.eps, weight, bias);
+    update_running(st.mean, st.var, Tensor::scalar((double)count / (double)(count - 1), DType::Float64, x.device()));
+    return st.y;
+  }
   Rows r = to_rows(x, dim, who);
   KeptRows k = keep_weights(pad_mask, r, x.dtype(), who);
   const bool sync = cfg_.reading == BatchNormReading::Sync, mask = cfg_.reading == BatchNormReading::Mask;
@@ -82,15 +107,7 @@ Variable BatchNorm::forward_masked(const Variable& x_in, const Tensor& pad_mask)
     if (is_training()) {
       if (has_batch_stats_hooks())
         run_batch_stats_hooks({mu, var, buffer("running_mean").clone(), buffer("running_var").clone()});
-      NoGradGuard ng;
-      const double m = cfg_.momentum;
-      Tensor rm = buffer("running_mean"), rv = buffer("running_var");
-      rm.copy_(add(affine(rm, 1.0 - m, 0.0), affine(mu.data().reshape({dim}).to(rm.dtype()), m, 0.0)));
-      // affine(v, m * unbias, 0) with the factor on the device: m * unbias in float64, rounded to rv's dtype
-      const Tensor factor = affine(unbias, m, 0.0).to(rv.dtype());
-      rv.copy_(add(affine(rv, 1.0 - m, 0.0), mul(var.data().reshape({dim}).to(rv.dtype()), factor)));
-      Tensor nb = buffer("num_batches_tracked");
-      binary_into(BinaryOp::Add, nb, nb, Tensor::scalar(1, DType::Int64, nb.device()));
+      update_running(mu.data(), var.data(), unbias);
     }
   } else {
     if (sync && pad_mask.defined()) {  // MaskSyncBatchNorm fills pad rows with the kept rows' mean in eval too

@@ -8,6 +8,9 @@
 //              running_mean <- (1 - m) running_mean + m mu_B,
 //              running_var  <- (1 - m) running_var + m sigma_B^2 N/(N - 1)  (unbiased, as torch; N kept rows);
 //   eval:      y = (x - running_mean) / sqrt(running_var + eps)  (Algorithm 1, "Inference").
+// Images [N, C, H, W] in training with the paper's reading, no batch-statistics sync and no probe hooks
+// run as one kernel over the NCHW layout with the gradient in closed form (batch_norm_channels_fused);
+// everything else through the rows path, by autograd.
 //
 // Two readings of the released sIncerass/powernorm code (seed-code §2.9; `reading`):
 // - `sync` = MaskSyncBatchNorm, the shipped "batch" baseline: LayerScaling1D first (x / sqrt(mean over all d
@@ -61,6 +64,9 @@ class BatchNorm : public MaskedNorm {
   Variable forward_masked(const Variable& x, const Tensor& pad_mask) override;
 
  private:
+  /// running = (1 - momentum)·running + momentum·batch, the variance times `unbias` (0-d float64, n/(n - 1)),
+  /// from the batch's mean and biased variance [1, d] or [d]; counts the batch.
+  void update_running(const Tensor& mu, const Tensor& var, const Tensor& unbias);
   BatchNormConfig cfg_;
 };
 

@@ -379,6 +379,29 @@ std::vector<OpCase> build() {
       return Ins{gx, gw, gb};
     });
   }
+  // ---- fused: BatchNorm over the channels of images, 130 images so the per-channel sums are long ----
+  {
+    auto ins = [](DType t, std::mt19937& r) {
+      return Ins{randn({130, 16, 100}, t, r, 1, 2), randn({16}, t, r, 1, 0.5), randn({16}, t, r),
+                 randn({130, 16, 100}, t, r)};
+    };
+    add("batch_norm_channels", Tol{}, ins, [](Backend& be, Device d, DType t, const Ins& in) {
+      Tensor y = out({130, 16, 100}, t, d), mean = out({16}, t, d), var = out({16}, t, d), rstd = out({16}, t, d);
+      be.fused().batch_norm_channels(y.desc(), mean.desc(), var.desc(), rstd.desc(), in[0].desc(), in[1].desc(),
+                                     in[2].desc(), 1e-5);
+      return Ins{y, mean, var, rstd};
+    });
+    add("batch_norm_channels.backward", Tol{}, ins, [](Backend& be, Device d, DType t, const Ins& in) {
+      Tensor y = Tensor::empty({130, 16, 100}, t, d), mean = Tensor::empty({16}, t, d), var = Tensor::empty({16}, t, d),
+             rstd = Tensor::empty({16}, t, d);
+      be.fused().batch_norm_channels(y.desc(), mean.desc(), var.desc(), rstd.desc(), in[0].desc(), in[1].desc(),
+                                     in[2].desc(), 1e-5);
+      Tensor gx = in[0].clone(), gw = out({16}, t, d), gb = out({16}, t, d);  // gx accumulates onto x's values
+      be.fused().batch_norm_channels_backward(gx.desc(), gw.desc(), gb.desc(), in[3].desc(), in[0].desc(), mean.desc(),
+                                              rstd.desc(), in[1].desc(), true);
+      return Ins{gx, gw, gb};
+    });
+  }
   // ---- fused: attention rows (key padding, additive mask, causal, dropout) ----
   nl::AttentionKernelOpts ao;
   ao.batch = 2, ao.heads = 3, ao.tq = 5, ao.tk = 7, ao.scale = 0.4, ao.causal = true, ao.dropout = 0.2, ao.seed = 9,
